@@ -1,0 +1,92 @@
+"""Input checks shared by the public functions of :mod:`attn`.
+
+Every public function validates its arguments here, at the boundary, so that a
+wrong shape or value is reported as a :class:`ValueError` that names the
+argument and its shape, never as a numpy broadcasting traceback deep inside a
+matrix product.
+"""
+
+import numpy as np
+
+
+def as_array(name, x, ndim=None, allow_neg_inf=False):
+    """Return ``x`` as a float ndarray after checking it.
+
+    Parameters
+    ----------
+    name : str
+        The argument's name, used in error messages (e.g. ``"W_q"``).
+    x : array_like
+        The value to check. Integers and booleans become float64; float32
+        and float64 keep their precision.
+    ndim : int or None
+        The number of axes ``x`` must have, or None for any.
+    allow_neg_inf : bool
+        Whether ``-inf`` entries are allowed (softmax logits that are masked).
+
+    Returns
+    -------
+    ndarray
+        A floating-point view or copy of ``x``.
+
+    Raises
+    ------
+    ValueError
+        If ``x`` is not numeric, is complex, has the wrong number of axes,
+        or holds NaN or infinite entries.
+    """
+    try:
+        arr = np.asarray(x)
+    except Exception as exc:  # ragged nested lists and the like
+        raise ValueError(f"{name} is not a numeric array: {exc}") from None
+    if arr.dtype.kind in "biu":
+        arr = arr.astype(np.float64)
+    elif arr.dtype.kind != "f":
+        raise ValueError(f"{name} must hold real numbers, got dtype {arr.dtype}")
+    if ndim is not None and arr.ndim != ndim:
+        raise ValueError(f"{name} must have {ndim} axes, got shape {arr.shape}")
+    bad = np.isnan(arr) | (np.isinf(arr) if not allow_neg_inf else np.isposinf(arr))
+    if bad.any():
+        where = tuple(int(i) for i in np.argwhere(bad)[0])
+        raise ValueError(f"{name} must be finite, but {name}[{where}] = {arr[where]}")
+    return arr
+
+
+def check_positive_length(name, arr, axis=-1):
+    """Raise ValueError if ``arr`` has no entries along ``axis`` (e.g. N = 0)."""
+    if arr.shape[axis] == 0:
+        raise ValueError(f"{name} has shape {arr.shape}: the sequence must hold at least one vector (N > 0)")
+
+
+def check_scale(scale):
+    """Return ``scale`` as a float, or raise ValueError if it is not a finite real number."""
+    try:
+        value = float(scale)
+    except (TypeError, ValueError):
+        raise ValueError(f"scale must be a real number, got {scale!r}") from None
+    if not np.isfinite(value):
+        raise ValueError(f"scale must be finite, got {scale!r}")
+    return value
+
+
+def check_projection(name, W, d, I_shape):
+    """Check that the projection ``W`` (rows, d) can multiply a sequence with d rows."""
+    if W.shape[-1] != d:
+        raise ValueError(
+            f"{name} has shape {W.shape} but I has shape {I_shape}: "
+            f"{name} needs {d} columns, one per row of I (W @ I needs W.shape[-1] == I.shape[0])"
+        )
+
+
+def check_mask(mask, N):
+    """Return ``mask`` as a bool (N, N) array in which every query keeps a key."""
+    mask = np.asarray(mask)
+    if mask.dtype != bool:
+        raise ValueError(f"mask must be a boolean array, got dtype {mask.dtype}")
+    if mask.shape != (N, N):
+        raise ValueError(f"mask has shape {mask.shape} but the sequence has N = {N}: it must be ({N}, {N})")
+    empty = ~mask.any(axis=0)
+    if empty.any():
+        i = int(np.argmax(empty))
+        raise ValueError(f"mask column {i} is all False: query {i} would attend to no key")
+    return mask
