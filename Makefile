@@ -9,7 +9,6 @@ PYTEST_ARGS ?=
 
 # Notebook kernels and tools come from the project's own environment.
 export PATH := $(abspath $(BIN)):$(PATH)
-export MPLBACKEND := Agg
 export PYDEVD_DISABLE_FILE_VALIDATION := 1
 
 .PHONY: help setup book test notebooks lab bench lock clean
