@@ -95,6 +95,12 @@ def test_chapter_closes_with_summary_and_exercises(chapter):
     assert text.count(":class: dropdown") >= text.count("{solution-start}"), f"{chapter.name}: fold every solution"
 
 
+def test_chapter_stores_its_figures(chapter):
+    """Figures saved with a non-inline backend leave no image behind: nbval would not notice."""
+    images = sum("image/png" in out.get("data", {}) for c in code_cells(load(chapter)) for out in c["outputs"])
+    assert images >= 2, f"{chapter.name} stores {images} figure(s); every chapter has at least 2"
+
+
 def test_every_figure_has_caption_and_alt_text(chapter):
     for i, cell in enumerate(code_cells(load(chapter)), start=1):
         if any("image/png" in out.get("data", {}) for out in cell["outputs"]):
