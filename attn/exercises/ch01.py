@@ -1,0 +1,75 @@
+"""Checkers for the exercises of chapter 1 (inputs and outputs).
+
+Each checker raises ``AssertionError`` with a hint when the answer is wrong and returns a
+short message when it is right.
+"""
+
+import numpy as np
+
+from .. import inputs
+
+_ANIMALS = ("dog", "rabbit", "cat")
+_OTHERS = ("run", "jump", "tree", "flower")
+
+
+def check_frame_count(frame_count):
+    """Exercise ex-ch01-frames: a function ``frame_count(n_samples, window, hop)``.
+
+    It must return how many full frames of ``window`` samples, one every ``hop``
+    samples, fit in a signal of ``n_samples`` samples.
+    """
+    if not callable(frame_count):
+        raise AssertionError(f"pass your function itself, not {type(frame_count).__name__}")
+    cases = [(16000, 400, 160), (960000, 400, 160), (400, 400, 160), (399, 400, 160),
+             (560, 400, 160), (559, 400, 160), (0, 400, 160), (8000, 200, 80), (10, 3, 3)]
+    for n, window, hop in cases:
+        expected = inputs.frame_count(n, window, hop)
+        got = frame_count(n, window, hop)
+        if got != expected:
+            hint = ("a frame needs all its window samples: no frame fits when n_samples < window"
+                    if n < window else
+                    "count frame starts 0, hop, 2 hop, ... whose frame still ends inside the signal")
+            raise AssertionError(f"frame_count({n}, {window}, {hop}) returned {got!r}, expected {expected}: {hint}")
+    return "Right: 1 + (n_samples - window) // hop full frames (0 if the signal is shorter than a window)."
+
+
+def check_horse_embedding(vector):
+    """Exercise ex-ch01-horse: a 4-dim embedding for "horse" in the table of chapter 1.
+
+    It must lie in the animal cluster: cosine similarity at least 0.9 with dog, rabbit
+    and cat, and below 0.6 with run, jump, tree and flower.
+    """
+    v = np.asarray(vector, dtype=float)
+    d = inputs.EMBEDDINGS.shape[0]
+    if v.shape != (d,):
+        raise AssertionError(f"the embedding must have shape ({d},), one entry per axis {inputs.EMBEDDING_AXES}, got {v.shape}")
+    if not np.all(np.isfinite(v)) or not np.any(v):
+        raise AssertionError("the embedding must be finite and not the zero vector")
+    sims = inputs.cosine_similarity(v[:, None], inputs.embed(_ANIMALS + _OTHERS))[0]
+    for word, s in zip(_ANIMALS + _OTHERS, sims):
+        if word in _ANIMALS and s < 0.9:
+            raise AssertionError(f"cosine with {word!r} is {s:.3f} < 0.9: give horse the animal axes' profile")
+        if word in _OTHERS and s >= 0.6:
+            raise AssertionError(f"cosine with {word!r} is {s:.3f} >= 0.6: horse is too close to a non-animal")
+    return f"Right: horse sits with the animals (cosine {sims[:3].min():.3f} or more with dog, rabbit, cat)."
+
+
+def check_padding_cost(fraction):
+    """Exercise ex-ch01-padding: padding fraction of one 1-minute utterance batched with nine 1-second ones.
+
+    Frames are 25 ms every 10 ms at 16 kHz (full frames only).
+    """
+    lengths = [inputs.frame_count(60 * 16000)] + [inputs.frame_count(16000)] * 9
+    expected = inputs.padding_fraction(lengths)
+    try:
+        got = float(fraction)
+    except (TypeError, ValueError):
+        raise AssertionError(f"answer with one number between 0 and 1, got {fraction!r}") from None
+    if not 0.0 <= got <= 1.0:
+        raise AssertionError(f"a fraction is between 0 and 1, got {got}")
+    if abs(got - expected) > 1e-3:
+        raise AssertionError(
+            f"{got:.4f} is not it: the lengths are {lengths[0]} and 9 x {lengths[1]} frames; "
+            f"the padded array holds 10 x {lengths[0]} positions"
+        )
+    return f"Right: {expected:.4f} of the padded batch is padding."

@@ -1,0 +1,60 @@
+"""Checkers for the exercises of chapter 2 (sequence labeling with a window).
+
+Each checker raises ``AssertionError`` with a hint when the answer is wrong and returns a
+short message when it is right.
+"""
+
+import numpy as np
+
+from .. import window
+
+
+def check_window_features(window_features):
+    """Exercise ex-ch02-stack: a function ``window_features(I, k)`` returning ((2k+1) d, N) columns.
+
+    Column i must be [a^{i-k}; ...; a^{i+k}], oldest neighbour first, zeros outside the sequence.
+    """
+    if not callable(window_features):
+        raise AssertionError(f"pass your function itself, not {type(window_features).__name__}")
+    rng = np.random.default_rng(2021)
+    for d, N, k in [(1, 3, 1), (2, 4, 1), (3, 5, 2), (2, 3, 4), (3, 6, 0)]:
+        I = rng.normal(size=(d, N))
+        expected = window.window_features(I, k)
+        got = np.asarray(window_features(I, k))
+        if got.shape != expected.shape:
+            raise AssertionError(f"for I of shape {I.shape} and k = {k} the result needs shape {expected.shape}, got {got.shape}")
+        if not np.allclose(got, expected):
+            if np.allclose(got, window.window_features(I[:, ::-1], k)[:, ::-1]):
+                raise AssertionError("the blocks are in the wrong order: the neighbour at offset -k comes first")
+            raise AssertionError(
+                f"wrong values for I of shape {I.shape}, k = {k}: block m of column i is a^(i + m - k), "
+                "or zeros when that position is outside the sequence"
+            )
+    return "Right: each column is the window around its position, padded with zeros."
+
+
+def check_smallest_window(gap, k):
+    """Exercise ex-ch02-reach: the smallest half-width k that tells the two sentences of
+    ``window.long_range_pair(gap)`` apart at their last word."""
+    past, present, _, _ = window.long_range_pair(gap)
+    expected = len(past) - 1
+    if isinstance(k, bool) or not isinstance(k, (int, np.integer)):
+        raise AssertionError(f"k is a whole number of positions, got {k!r}")
+    if k < expected:
+        raise AssertionError(f"with k = {k} the window around the last word does not reach word 0, where the sentences differ")
+    if k > expected:
+        raise AssertionError(f"k = {k} works but is not the smallest: the first word is {expected} positions before the last")
+    return f"Right: k = {expected}; a window of 2k + 1 = {2 * expected + 1} vectors, for a sentence of {len(past)} words."
+
+
+def check_hw2_first_layer(count):
+    """Exercise ex-ch02-params: parameters of a fully connected layer from 11 frames of
+    39-dim MFCC (5 each side) to 1024 outputs, weights and biases."""
+    expected = window.window_param_count(39, 5, 1024)
+    if count == window.window_param_count(39, 5, 1024) - 1024:
+        raise AssertionError(f"{count} counts the weights only: every output also has a bias")
+    if count == 39 * 1024 + 1024:
+        raise AssertionError(f"{count} is a layer on one frame: the window holds 2 x 5 + 1 = 11 frames")
+    if count != expected:
+        raise AssertionError(f"{count} is not it: the input has 11 x 39 = 429 entries and there are 1024 outputs")
+    return f"Right: (429 + 1) x 1024 = {expected} parameters."

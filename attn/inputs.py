@@ -1,0 +1,505 @@
+"""Inputs of a sequence model: a sequence is a set of vectors (chapter 1).
+
+Every sequence is a matrix ``I`` of shape (d, N) whose column i is the vector a^i,
+as in the rest of :mod:`attn`. This module builds such matrices from the three
+kinds of data the lecture starts from (part 上, slides 2-6):
+
+* text: one-hot vectors over a vocabulary, or rows of a small hand-made
+  embedding table whose clusters are chosen on purpose;
+* speech: a 16 kHz signal cut into 25 ms frames every 10 ms, optionally turned
+  into log mel filter-bank vectors;
+* graphs: node features plus an adjacency matrix (a social network, a molecule).
+
+It also pads sequences of different lengths into one array and measures what the
+padding costs. Everything is numpy only.
+"""
+
+from typing import NamedTuple
+
+import numpy as np
+
+from ._checks import as_array
+
+# --- text ---------------------------------------------------------------------------------------
+
+#: The toy vocabulary of chapter 1: three clusters on lecture slide 3.
+VOCABULARY = ("run", "jump", "dog", "rabbit", "cat", "tree", "flower")
+
+#: Names of the hand-made embedding dimensions (rows of :data:`EMBEDDINGS`).
+EMBEDDING_AXES = ("is an action", "is an animal", "is a plant", "has legs")
+
+#: A hand-made word-embedding table, shape (4, 7): column v is the embedding of VOCABULARY[v].
+#: The values are chosen, not learned, so that run/jump, dog/rabbit/cat and tree/flower cluster.
+EMBEDDINGS = np.array(
+    [
+        # run   jump   dog   rabbit  cat   tree  flower
+        [0.90, 0.85, 0.10, 0.15, 0.05, 0.00, 0.00],  # is an action
+        [0.05, 0.10, 0.95, 0.90, 0.92, 0.00, 0.05],  # is an animal
+        [0.00, 0.00, 0.00, 0.05, 0.00, 0.95, 0.90],  # is a plant
+        [0.40, 0.45, 0.35, 0.40, 0.30, 0.00, 0.05],  # has legs
+    ]
+)
+EMBEDDINGS.setflags(write=False)
+
+
+def _check_words(name, words):
+    if isinstance(words, str):
+        raise ValueError(f"{name} must be a sequence of words, got the single string {words!r}: wrap it in a list")
+    words = list(words)
+    if not words:
+        raise ValueError(f"{name} is empty: a sequence needs at least one word (N > 0)")
+    for w in words:
+        if not isinstance(w, str):
+            raise ValueError(f"{name} must hold strings, got {w!r} of type {type(w).__name__}")
+    return words
+
+
+def _index(words, vocabulary):
+    position = {w: v for v, w in enumerate(vocabulary)}
+    missing = [w for w in words if w not in position]
+    if missing:
+        raise ValueError(f"words {missing} are not in the vocabulary {tuple(vocabulary)}")
+    return [position[w] for w in words]
+
+
+def one_hot(words, vocabulary=VOCABULARY):
+    """One-hot vectors (獨熱編碼) of a list of words, as columns.
+
+    Parameters
+    ----------
+    words : sequence of str, length N
+        The sentence a^1 ... a^N.
+    vocabulary : sequence of str, length V
+        The words that get a dimension each, in order; no repeats.
+
+    Returns
+    -------
+    I : (V, N) ndarray
+        Column i is e_v, the unit vector of the vocabulary position v of words[i].
+
+    Examples
+    --------
+    >>> one_hot(["b", "a", "b"], vocabulary=["a", "b"])
+    array([[0., 1., 0.],
+           [1., 0., 1.]])
+    """
+    words = _check_words("words", words)
+    vocabulary = _check_words("vocabulary", vocabulary)
+    if len(set(vocabulary)) != len(vocabulary):
+        repeated = sorted({w for w in vocabulary if vocabulary.count(w) > 1})
+        raise ValueError(f"vocabulary repeats {repeated}: each word needs exactly one dimension")
+    I = np.zeros((len(vocabulary), len(words)))
+    I[_index(words, vocabulary), np.arange(len(words))] = 1.0
+    return I
+
+
+def embed(words, table=EMBEDDINGS, vocabulary=VOCABULARY):
+    """Look words up in an embedding table (詞嵌入 word embedding).
+
+    Parameters
+    ----------
+    words : sequence of str, length N
+    table : (d, V) ndarray
+        Column v is the embedding of vocabulary[v].
+    vocabulary : sequence of str, length V
+
+    Returns
+    -------
+    I : (d, N) ndarray
+        Column i is the embedding of words[i]; equals ``table @ one_hot(words, vocabulary)``.
+    """
+    words = _check_words("words", words)
+    vocabulary = _check_words("vocabulary", vocabulary)
+    table = as_array("table", table, ndim=2)
+    if table.shape[1] != len(vocabulary):
+        raise ValueError(
+            f"table has shape {table.shape} but the vocabulary has {len(vocabulary)} words: "
+            f"it needs one column per word"
+        )
+    return table[:, _index(words, vocabulary)]
+
+
+def cosine_similarity(X, Y=None):
+    """Cosine similarity of every pair of columns.
+
+    Parameters
+    ----------
+    X : (d, N) ndarray
+    Y : (d, M) ndarray, optional
+        Defaults to X.
+
+    Returns
+    -------
+    S : (N, M) ndarray
+        S[i, j] = x^i . y^j / (|x^i| |y^j|), between -1 and 1.
+
+    Examples
+    --------
+    >>> cosine_similarity(np.array([[1.0, 0.0, 2.0], [0.0, 1.0, 0.0]]))
+    array([[1., 0., 1.],
+           [0., 1., 0.],
+           [1., 0., 1.]])
+    """
+    X = as_array("X", X, ndim=2)
+    Y = X if Y is None else as_array("Y", Y, ndim=2)
+    if X.shape[0] != Y.shape[0]:
+        raise ValueError(f"X has shape {X.shape} and Y has shape {Y.shape}: columns must have the same size d")
+    for name, M in (("X", X), ("Y", Y)):
+        norms = np.linalg.norm(M, axis=0)
+        if np.any(norms == 0):
+            raise ValueError(f"{name} column {int(np.argmin(norms))} is the zero vector: its direction is undefined")
+    Xn = X / np.linalg.norm(X, axis=0)
+    Yn = Y / np.linalg.norm(Y, axis=0)
+    return np.clip(Xn.T @ Yn, -1.0, 1.0)  # (N, d) x (d, M) -> (N, M)
+
+
+# --- speech -------------------------------------------------------------------------------------
+
+def _check_positive_int(name, value):
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+        raise ValueError(f"{name} must be a positive integer, got {value!r}")
+    return int(value)
+
+
+def _check_positive_number(name, value):
+    try:
+        value = float(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be a positive number, got {value!r}") from None
+    if not np.isfinite(value) or value <= 0:
+        raise ValueError(f"{name} must be a positive number, got {value!r}")
+    return value
+
+
+def ms_to_samples(ms, sample_rate=16000):
+    """How many samples ``ms`` milliseconds hold at ``sample_rate`` Hz (must be a whole number).
+
+    >>> ms_to_samples(25), ms_to_samples(10)
+    (400, 160)
+    """
+    ms = _check_positive_number("ms", ms)
+    sample_rate = _check_positive_int("sample_rate", sample_rate)
+    n = ms * sample_rate / 1000.0
+    if abs(n - round(n)) > 1e-9:
+        raise ValueError(f"{ms} ms at {sample_rate} Hz is {n} samples, not a whole number")
+    return int(round(n))
+
+
+def frame_count(n_samples, window=400, hop=160):
+    """Number of full frames of ``window`` samples, one every ``hop`` samples.
+
+    Parameters
+    ----------
+    n_samples : int
+        Length of the signal (0 allowed).
+    window, hop : int
+        Frame length and shift in samples (400 and 160 are 25 ms and 10 ms at 16 kHz).
+
+    Returns
+    -------
+    int
+        ``1 + (n_samples - window) // hop`` when the signal holds one frame, else 0.
+
+    Examples
+    --------
+    >>> frame_count(16000)   # one second at 16 kHz
+    98
+    """
+    if isinstance(n_samples, bool) or not isinstance(n_samples, (int, np.integer)) or n_samples < 0:
+        raise ValueError(f"n_samples must be a non-negative integer, got {n_samples!r}")
+    window = _check_positive_int("window", window)
+    hop = _check_positive_int("hop", hop)
+    return 0 if n_samples < window else 1 + (int(n_samples) - window) // hop
+
+
+def frame_signal(x, sample_rate=16000, window_ms=25, shift_ms=10):
+    """Cut a signal into overlapping frames, one frame per column.
+
+    Parameters
+    ----------
+    x : (n_samples,) ndarray
+        The waveform.
+    sample_rate : int
+        Samples per second.
+    window_ms, shift_ms : float
+        Frame length and the shift between frame starts, in milliseconds.
+
+    Returns
+    -------
+    frames : (window, T) ndarray
+        Column t is ``x[t * hop : t * hop + window]``; T = :func:`frame_count`.
+        Only full frames are kept (no padding at the end).
+
+    Notes
+    -----
+    Lecture part 上, slide 4: 25 ms windows every 10 ms, so one second gives about
+    100 frame vectors (98 full ones at 16 kHz) and a minute about 6000.
+    """
+    x = as_array("x", x, ndim=1)
+    window = ms_to_samples(window_ms, sample_rate)
+    hop = ms_to_samples(shift_ms, sample_rate)
+    T = frame_count(x.shape[0], window, hop)
+    if T == 0:
+        raise ValueError(f"x has shape {x.shape}: shorter than one frame of {window} samples ({window_ms} ms)")
+    starts = hop * np.arange(T)
+    return x[starts[None, :] + np.arange(window)[:, None]]  # (window, 1) + (1, T) -> (window, T) indices
+
+
+def chirp(duration_s=1.0, sample_rate=16000, f_start=200.0, f_end=4000.0, amplitude=0.5):
+    """A synthetic test signal: a sine whose frequency rises linearly from f_start to f_end.
+
+    Parameters
+    ----------
+    duration_s : float
+    sample_rate : int
+    f_start, f_end : float
+        Start and end frequency in Hz; both below sample_rate / 2.
+    amplitude : float
+
+    Returns
+    -------
+    (n_samples,) ndarray
+        n_samples = round(duration_s * sample_rate).
+    """
+    duration_s = _check_positive_number("duration_s", duration_s)
+    sample_rate = _check_positive_int("sample_rate", sample_rate)
+    for name, f in (("f_start", f_start), ("f_end", f_end)):
+        f = _check_positive_number(name, f)
+        if f >= sample_rate / 2:
+            raise ValueError(f"{name} = {f} Hz is not below the Nyquist frequency {sample_rate / 2} Hz")
+    amplitude = _check_positive_number("amplitude", amplitude)
+    t = np.arange(int(round(duration_s * sample_rate))) / sample_rate
+    phase = 2 * np.pi * (f_start * t + (f_end - f_start) * t**2 / (2 * duration_s))
+    return amplitude * np.sin(phase)
+
+
+def hz_to_mel(f):
+    """The mel scale, 2595 log10(1 + f / 700): equal steps sound about equally far apart."""
+    f = as_array("f", f)
+    if np.any(f < 0):
+        raise ValueError("f must be non-negative frequencies in Hz")
+    return 2595.0 * np.log10(1.0 + f / 700.0)
+
+
+def mel_to_hz(m):
+    """Inverse of :func:`hz_to_mel`."""
+    m = as_array("m", m)
+    return 700.0 * (10.0 ** (m / 2595.0) - 1.0)
+
+
+def mel_filterbank(n_filters=80, n_fft=512, sample_rate=16000):
+    """Triangular filters equally spaced on the mel scale, from 0 Hz to sample_rate / 2.
+
+    Parameters
+    ----------
+    n_filters : int
+    n_fft : int
+        FFT length; the power spectrum has n_fft // 2 + 1 bins.
+    sample_rate : int
+
+    Returns
+    -------
+    F : (n_filters, n_fft // 2 + 1) ndarray
+        Row m is filter m's weight on each frequency bin; peaks at 1.
+    """
+    n_filters = _check_positive_int("n_filters", n_filters)
+    n_fft = _check_positive_int("n_fft", n_fft)
+    sample_rate = _check_positive_int("sample_rate", sample_rate)
+    bins = np.arange(n_fft // 2 + 1) * sample_rate / n_fft  # bin centre frequencies in Hz
+    edges = mel_to_hz(np.linspace(0.0, float(hz_to_mel(sample_rate / 2)), n_filters + 2))
+    lower, centre, upper = edges[:-2, None], edges[1:-1, None], edges[2:, None]  # (n_filters, 1) each
+    rising = (bins - lower) / (centre - lower)
+    falling = (upper - bins) / (upper - centre)
+    return np.maximum(0.0, np.minimum(rising, falling))
+
+
+def log_mel_features(frames, n_filters=80, n_fft=512, sample_rate=16000):
+    """Turn raw frames into log mel filter-bank vectors (the lecture's 80-dim filter bank).
+
+    Parameters
+    ----------
+    frames : (window, T) ndarray
+        Raw frames as columns, e.g. from :func:`frame_signal`; window <= n_fft.
+    n_filters, n_fft, sample_rate : int
+
+    Returns
+    -------
+    (n_filters, T) ndarray
+        Column t is log(F |FFT(hamming * frame_t)|^2 + 1e-10).
+
+    Notes
+    -----
+    Steps per frame: taper with a Hamming window, power spectrum, sum the energy in
+    each mel triangle (:func:`mel_filterbank`), take the log. A 39-dim MFCC vector
+    goes on from here: a DCT of the log energies keeps 13 coefficients, and their
+    first and second differences across frames add 13 + 13.
+    """
+    frames = as_array("frames", frames, ndim=2)
+    n_fft = _check_positive_int("n_fft", n_fft)
+    if frames.shape[0] > n_fft:
+        raise ValueError(f"frames has shape {frames.shape}: frames of {frames.shape[0]} samples need n_fft >= that, got {n_fft}")
+    tapered = frames * np.hamming(frames.shape[0])[:, None]
+    power = np.abs(np.fft.rfft(tapered, n=n_fft, axis=0)) ** 2  # (n_fft // 2 + 1, T)
+    F = mel_filterbank(n_filters, n_fft, sample_rate)
+    return np.log(F @ power + 1e-10)  # (n_filters, bins) x (bins, T) -> (n_filters, T)
+
+
+# --- graphs -------------------------------------------------------------------------------------
+
+class Graph(NamedTuple):
+    """A graph as a sequence: node features as columns plus who is connected to whom.
+
+    Attributes
+    ----------
+    names : tuple of str, length N
+        One label per node.
+    features : (d, N) ndarray
+        Column i is node i's vector a^i.
+    feature_names : tuple of str, length d
+    adjacency : (N, N) ndarray
+        adjacency[i, j] = 1 when nodes i and j are linked (symmetric, zero diagonal).
+    positions : (N, 2) ndarray
+        Where to draw each node (x, y); only for pictures.
+    """
+
+    names: tuple
+    features: np.ndarray
+    feature_names: tuple
+    adjacency: np.ndarray
+    positions: np.ndarray
+
+
+def adjacency_from_edges(n_nodes, edges):
+    """Symmetric 0/1 adjacency matrix of an undirected graph.
+
+    Parameters
+    ----------
+    n_nodes : int
+    edges : sequence of (int, int)
+        Pairs of 0-based node indices; no self-loops.
+
+    Returns
+    -------
+    (n_nodes, n_nodes) ndarray
+    """
+    n_nodes = _check_positive_int("n_nodes", n_nodes)
+    M = np.zeros((n_nodes, n_nodes))
+    for edge in edges:
+        if len(edge) != 2:
+            raise ValueError(f"edge {edge!r} must be a pair of node indices")
+        i, j = edge
+        for k in (i, j):
+            if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or not 0 <= k < n_nodes:
+                raise ValueError(f"edge {edge!r} names node {k!r}, but nodes are 0 ... {n_nodes - 1}")
+        if i == j:
+            raise ValueError(f"edge {edge!r} is a self-loop")
+        M[i, j] = M[j, i] = 1.0
+    return M
+
+
+#: Chemical elements that get a one-hot dimension in :func:`ethanol`.
+ELEMENTS = ("H", "C", "N", "O")
+
+
+def social_network():
+    """A six-person social network: profile vectors and friendships (slide 5).
+
+    Returns
+    -------
+    Graph
+        features : (4, 6), rows age in decades, posts a week, likes sport, likes music.
+    """
+    names = ("Ann", "Ben", "Chen", "Dan", "Eve", "Fei")
+    features = np.array(
+        [
+            [2.3, 3.1, 2.7, 4.5, 1.9, 3.4],  # age / 10
+            [5.0, 1.0, 3.0, 0.0, 8.0, 2.0],  # posts a week
+            [1.0, 0.0, 1.0, 0.0, 1.0, 0.0],  # likes sport
+            [0.0, 1.0, 1.0, 1.0, 0.0, 1.0],  # likes music
+        ]
+    )
+    edges = [(0, 1), (0, 2), (0, 4), (1, 3), (2, 4), (2, 5), (3, 5)]
+    angles = np.pi / 2 - 2 * np.pi * np.arange(6) / 6
+    positions = np.stack([np.cos(angles), np.sin(angles)], axis=1)
+    return Graph(names, features, ("age / 10", "posts a week", "likes sport", "likes music"),
+                 adjacency_from_edges(6, edges), positions)
+
+
+def ethanol():
+    """Ethanol, CH3-CH2-OH, as a graph: each atom a one-hot vector over :data:`ELEMENTS` (slide 6).
+
+    Returns
+    -------
+    Graph
+        9 atoms (2 C, 1 O, 6 H); features : (4, 9) one-hot columns; adjacency holds the 8 bonds.
+    """
+    atoms = ("C", "C", "O", "H", "H", "H", "H", "H", "H")
+    names = tuple(f"{a}{i + 1}" for i, a in enumerate(atoms))
+    bonds = [(0, 1), (1, 2), (0, 3), (0, 4), (0, 5), (1, 6), (1, 7), (2, 8)]
+    positions = np.array(
+        [[0.0, 0.0], [1.0, 0.0], [2.0, 0.0], [-0.8, 0.0], [0.0, 0.8], [0.0, -0.8],
+         [1.0, 0.8], [1.0, -0.8], [2.6, 0.6]]
+    )
+    return Graph(names, one_hot(atoms, ELEMENTS), ELEMENTS, adjacency_from_edges(9, bonds), positions)
+
+
+# --- variable length ----------------------------------------------------------------------------
+
+def pad_sequences(sequences, value=0.0):
+    """Pad sequences of different lengths to one array, with a mask of the real positions.
+
+    Parameters
+    ----------
+    sequences : list of (d, N_b) ndarray
+        B sequences with the same d and any lengths N_b >= 1.
+    value : float
+        What fills the padded positions.
+
+    Returns
+    -------
+    padded : (B, d, N_max) ndarray
+        padded[b, :, :N_b] is sequence b; the rest is ``value``.
+    mask : (B, N_max) bool ndarray
+        mask[b, i] is True where position i of sequence b is real.
+    """
+    sequences = list(sequences)
+    if not sequences:
+        raise ValueError("sequences is empty: nothing to pad")
+    arrays = [as_array(f"sequences[{b}]", s, ndim=2) for b, s in enumerate(sequences)]
+    d = arrays[0].shape[0]
+    for b, s in enumerate(arrays):
+        if s.shape[0] != d:
+            raise ValueError(f"sequences[{b}] has shape {s.shape} but sequences[0] has {d} rows: d must agree")
+        if s.shape[1] == 0:
+            raise ValueError(f"sequences[{b}] has shape {s.shape}: every sequence needs N > 0")
+    n_max = max(s.shape[1] for s in arrays)
+    padded = np.full((len(arrays), d, n_max), float(value))
+    mask = np.zeros((len(arrays), n_max), dtype=bool)
+    for b, s in enumerate(arrays):
+        padded[b, :, : s.shape[1]] = s
+        mask[b, : s.shape[1]] = True
+    return padded, mask
+
+
+def padding_fraction(lengths):
+    """Fraction of the padded array that is padding when sequences of these lengths share one array.
+
+    Parameters
+    ----------
+    lengths : sequence of int
+        N_1 ... N_B, each >= 1.
+
+    Returns
+    -------
+    float
+        1 - sum(N_b) / (B * max(N_b)).
+
+    Examples
+    --------
+    >>> padding_fraction([2, 4])
+    0.25
+    """
+    lengths = np.asarray(list(lengths))
+    if lengths.ndim != 1 or lengths.size == 0 or lengths.dtype.kind not in "iu" or np.any(lengths < 1):
+        raise ValueError(f"lengths must be a non-empty list of positive integers, got {lengths.tolist()!r}")
+    return float(1.0 - lengths.sum() / (lengths.size * lengths.max()))

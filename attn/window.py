@@ -1,0 +1,232 @@
+"""Sequence labeling before self-attention: a per-vector layer, then a window (chapter 2).
+
+Sequences are (d, N) matrices whose columns are the vectors a^1 ... a^N, as in the rest of
+:mod:`attn`. Lecture part 上, slide 10:
+
+* a fully connected layer applied to each vector alone, b^i = W a^i + c, cannot tell two
+  equal vectors apart (the two "saw" in "I saw a saw");
+* a window stacks each vector with its k neighbours on either side,
+  [a^{i-k}; ...; a^i; ...; a^{i+k}], so the same layer sees some context;
+* but a window is fixed: to see the whole sequence it must reach the longest input, and
+  its parameter count grows with it.
+"""
+
+import numpy as np
+
+from ._checks import as_array, check_positive_length
+
+#: "I saw a saw" (lecture slide 7) and its part-of-speech tags.
+SAW_SENTENCE = ("I", "saw", "a", "saw")
+SAW_TAGS = ("N", "V", "DET", "N")
+SAW_VOCABULARY = ("I", "saw", "a")
+TAGSET = ("N", "V", "DET")
+
+
+def _check_sequence(I):
+    I = as_array("I", I, ndim=2)
+    check_positive_length("I", I, axis=1)
+    if I.shape[0] == 0:
+        raise ValueError(f"I has shape {I.shape}: each vector needs at least one entry (d > 0)")
+    return I
+
+
+def _check_count(name, value, minimum):
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum:
+        raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}")
+    return int(value)
+
+
+def per_vector_fc(I, W, c=None):
+    """A fully connected layer applied to each vector on its own.
+
+    Parameters
+    ----------
+    I : (d, N) ndarray
+        The sequence; column i is a^i.
+    W : (d_out, d) ndarray
+    c : (d_out,) ndarray, optional
+        The bias; zero when None.
+
+    Returns
+    -------
+    B : (d_out, N) ndarray
+        Column i is b^i = W a^i + c. It depends on a^i alone, so equal input
+        columns give equal output columns, whatever W and c are.
+    """
+    I = _check_sequence(I)
+    W = as_array("W", W, ndim=2)
+    if W.shape[1] != I.shape[0]:
+        raise ValueError(f"W has shape {W.shape} but I has shape {I.shape}: W needs {I.shape[0]} columns")
+    c = np.zeros(W.shape[0]) if c is None else as_array("c", c, ndim=1)
+    if c.shape[0] != W.shape[0]:
+        raise ValueError(f"c has shape {c.shape} but W has shape {W.shape}: c needs {W.shape[0]} entries")
+    return W @ I + c[:, None]  # (d_out, d) x (d, N) -> (d_out, N)
+
+
+def window_features(I, k):
+    """Stack each vector with its k neighbours on either side.
+
+    Parameters
+    ----------
+    I : (d, N) ndarray
+        The sequence; column i is a^i.
+    k : int
+        Half-width: the window holds 2k + 1 vectors (k = 0 is the vector alone).
+
+    Returns
+    -------
+    X : ((2k + 1) d, N) ndarray
+        Column i is [a^{i-k}; ...; a^i; ...; a^{i+k}], oldest first; positions
+        outside the sequence are zero vectors. Block m (rows m d ... (m + 1) d - 1)
+        holds the neighbour at offset m - k.
+
+    Examples
+    --------
+    >>> window_features(np.array([[1.0, 2.0, 3.0]]), 1)
+    array([[0., 1., 2.],
+           [1., 2., 3.],
+           [2., 3., 0.]])
+    """
+    I = _check_sequence(I)
+    k = _check_count("k", k, 0)
+    d, N = I.shape
+    padded = np.concatenate([np.zeros((d, k)), I, np.zeros((d, k))], axis=1)  # (d, N + 2k)
+    return np.concatenate([padded[:, m : m + N] for m in range(2 * k + 1)], axis=0)
+
+
+def window_fc(I, W, c=None, *, k):
+    """A fully connected layer applied to each window of 2k + 1 vectors.
+
+    Parameters
+    ----------
+    I : (d, N) ndarray
+    W : (d_out, (2k + 1) d) ndarray
+    c : (d_out,) ndarray, optional
+    k : int
+        Half-width of the window.
+
+    Returns
+    -------
+    B : (d_out, N) ndarray
+        Column i is W [a^{i-k}; ...; a^{i+k}] + c.
+    """
+    X = window_features(I, k)
+    W = as_array("W", W, ndim=2)
+    if W.shape[1] != X.shape[0]:
+        raise ValueError(
+            f"W has shape {W.shape} but a window of 2k+1 = {2 * k + 1} vectors of size {X.shape[0] // (2 * k + 1)} "
+            f"has {X.shape[0]} entries: W needs {X.shape[0]} columns"
+        )
+    return per_vector_fc(X, W, c)
+
+
+def fc_param_count(d_in, d_out):
+    """Weights plus biases of a fully connected layer: d_in d_out + d_out.
+
+    >>> fc_param_count(429, 1024)
+    440320
+    """
+    d_in = _check_count("d_in", d_in, 1)
+    d_out = _check_count("d_out", d_out, 1)
+    return d_in * d_out + d_out
+
+
+def window_param_count(d, k, d_out):
+    """Parameters of a fully connected layer on windows of 2k + 1 vectors of size d.
+
+    Parameters
+    ----------
+    d : int
+        Size of each vector (39 for MFCC frames).
+    k : int
+        Half-width of the window.
+    d_out : int
+        Outputs of the layer.
+
+    Returns
+    -------
+    int
+        ((2k + 1) d + 1) d_out: linear in the window size.
+    """
+    d = _check_count("d", d, 1)
+    k = _check_count("k", k, 0)
+    return fc_param_count((2 * k + 1) * d, d_out)
+
+
+def fit_fc(X, Y):
+    """Least-squares weights of a fully connected layer: W X + c is as close to Y as it can be.
+
+    Parameters
+    ----------
+    X : (d_in, N) ndarray
+        Inputs as columns (e.g. :func:`window_features`).
+    Y : (d_out, N) ndarray
+        Targets as columns (e.g. one-hot tags).
+
+    Returns
+    -------
+    W : (d_out, d_in) ndarray
+    c : (d_out,) ndarray
+        The minimum-norm solution of min ||W X + c 1^T - Y||^2.
+    """
+    X = _check_sequence(X)
+    Y = as_array("Y", Y, ndim=2)
+    if Y.shape[1] != X.shape[1]:
+        raise ValueError(f"X has shape {X.shape} and Y has shape {Y.shape}: they need the same number of columns N")
+    X1 = np.vstack([X, np.ones((1, X.shape[1]))])  # (d_in + 1, N): the bias as a constant input
+    Wc = np.linalg.lstsq(X1.T, Y.T, rcond=None)[0].T  # (d_out, d_in + 1)
+    return Wc[:, :-1], Wc[:, -1]
+
+
+def predict_tags(B, tagset=TAGSET):
+    """The tag with the largest score in each column.
+
+    Parameters
+    ----------
+    B : (n_tags, N) ndarray
+        Scores; row t belongs to tagset[t].
+    tagset : sequence of str, length n_tags
+
+    Returns
+    -------
+    list of str, length N
+        Ties (two tags within 1e-9 of the top) come back as "?", since the model cannot decide.
+    """
+    B = _check_sequence(B)
+    tagset = list(tagset)
+    if len(tagset) != B.shape[0]:
+        raise ValueError(f"B has shape {B.shape} but tagset has {len(tagset)} tags: one row per tag")
+    top = B.max(axis=0)
+    tied = (B >= top - 1e-9).sum(axis=0) > 1
+    return ["?" if t else tagset[int(j)] for j, t in zip(B.argmax(axis=0), tied)]
+
+
+def long_range_pair(gap):
+    """Two sentences whose last word needs a tag decided by their first word.
+
+    "yesterday after a very ... very long walk I read" (read: past tense) and
+    "usually after a very ... very long walk I read" (read: present tense) differ
+    only in word 0, so the tag of the last word depends on a word N - 1 positions away.
+
+    Parameters
+    ----------
+    gap : int
+        How many times "very" is repeated (>= 1); N = gap + 7.
+
+    Returns
+    -------
+    past, present : list of str
+        The two sentences.
+    past_tags, present_tags : list of str
+        Their tags; they differ only in the last entry ("V-past" vs "V-pres").
+    """
+    gap = _check_count("gap", gap, 1)
+    middle = ["after", "a"] + ["very"] * gap + ["long", "walk", "I", "read"]
+    middle_tags = ["P", "DET"] + ["ADV"] * gap + ["ADJ", "N", "N"]
+    past = ["yesterday"] + middle
+    present = ["usually"] + middle
+    return past, present, ["ADV"] + middle_tags + ["V-past"], ["ADV"] + middle_tags + ["V-pres"]
+
+
+#: Every word of :func:`long_range_pair`, for one-hot vectors.
+LONG_RANGE_VOCABULARY = ("yesterday", "usually", "after", "a", "very", "long", "walk", "I", "read")
