@@ -1,0 +1,644 @@
+"""Learning W_q, W_k, W_v from data, with hand-written gradients (chapter 9).
+
+Two taggers for :mod:`attn.tagging_data`, written in numpy only:
+
+* the window tagger: the embeddings of the 2w + 1 words around a position, stacked,
+  go through a small fully connected (FC) network;
+* the self-attention tagger: embeddings ``I`` (d, N), one self-attention layer
+  ``O = V A'`` with the lecture's W_q, W_k, W_v, then the same kind of FC network on
+  each column of ``[I; O]``.
+
+Notation is the lecture's: a sentence is ``I`` of shape (d, N), vectors are columns,
+``A = K^T Q`` and ``A_prime`` is the softmax of each column of A, so ``A_prime[j, i]``
+is how much query i attends to key j. A batch holds B sentences of the same length
+N, stacked on a leading axis: ``I`` is then (B, d, N) and ``A_prime`` is (B, N, N).
+
+Every layer has a forward function and a backward function. A backward function
+takes the gradient of the loss with respect to the layer's output and returns the
+gradients with respect to its inputs and weights (backpropagation, the chain rule
+applied layer by layer from the loss back to the embeddings). The per-position FC
+layers work on 2-D arrays (features, M) whose M = B * N columns are all positions.
+Parameters are plain dicts of arrays, so the optimizer and the gradient check treat
+both models alike.
+"""
+
+import numpy as np
+
+from ._checks import as_array
+from .tagging_data import PAD_ID, TAGS, VOCAB, check_tokens, cue_position, is_ambiguous, length_batches
+
+# --- layers ------------------------------------------------------------------------------------
+
+
+def softmax_columns(A):
+    """Softmax over the keys of every query: axis -2 of A (B, N, N), or axis 0 of A (N, N).
+
+    Same maths as :func:`attn.softmax` with its default ``axis=0`` applied to each
+    sentence; used inside training, where the input is known to be finite.
+    """
+    e = np.exp(A - A.max(axis=-2, keepdims=True))
+    return e / e.sum(axis=-2, keepdims=True)
+
+
+def softmax_columns_backward(A_prime, dA_prime):
+    """Gradient through the column softmax.
+
+    Parameters
+    ----------
+    A_prime : (..., N, N) ndarray
+        The softmax output; each column sums to 1.
+    dA_prime : (..., N, N) ndarray
+        Gradient of the loss with respect to A_prime.
+
+    Returns
+    -------
+    dA : (..., N, N) ndarray
+        Gradient with respect to the scores A.
+
+    Notes
+    -----
+    Within one column s = softmax(a): ds_j / da_l = s_j (delta_jl - s_l), so
+    dA[l, i] = A'[l, i] (dA'[l, i] - sum_j A'[j, i] dA'[j, i]).
+    """
+    A_prime = as_array("A_prime", A_prime)
+    dA_prime = as_array("dA_prime", dA_prime)
+    if A_prime.shape != dA_prime.shape or A_prime.ndim < 2:
+        raise ValueError(f"A_prime {A_prime.shape} and dA_prime {dA_prime.shape} must be equal shapes (..., N, N)")
+    return A_prime * (dA_prime - np.sum(A_prime * dA_prime, axis=-2, keepdims=True))
+
+
+def attention_forward(I, W_q, W_k, W_v):
+    """Self-attention on a batch of sentences, keeping what the backward pass needs.
+
+    Parameters
+    ----------
+    I : (B, d, N) ndarray
+        B sentences; I[b] is one sentence with columns a^1 ... a^N.
+    W_q, W_k : (d_k, d) ndarray
+    W_v : (d_v, d) ndarray
+
+    Returns
+    -------
+    O : (B, d_v, N) ndarray
+        O[b] equals ``attn.self_attention(I[b], W_q, W_k, W_v)[0]``.
+    A_prime : (B, N, N) ndarray
+        A_prime[b, j, i] is how much query i attends to key j in sentence b.
+    cache : tuple
+        (I, Q, K, V, A_prime), for :func:`attention_backward`.
+    """
+    if I.ndim != 3:
+        raise ValueError(f"I must be a batch of sentences of shape (B, d, N), got shape {I.shape}")
+    for name, W in (("W_q", W_q), ("W_k", W_k), ("W_v", W_v)):
+        if W.ndim != 2 or W.shape[1] != I.shape[1]:
+            raise ValueError(f"{name} has shape {W.shape} but I has shape {I.shape}: {name} needs {I.shape[1]} columns")
+    if W_q.shape[0] != W_k.shape[0]:
+        raise ValueError(f"W_q {W_q.shape} and W_k {W_k.shape} must have the same number of rows d_k")
+    Q = W_q @ I  # (d_k, d) x (B, d, N) -> (B, d_k, N)
+    K = W_k @ I
+    V = W_v @ I  # (B, d_v, N)
+    A = K.transpose(0, 2, 1) @ Q  # (B, N, d_k) x (B, d_k, N) -> (B, N, N)
+    A_prime = softmax_columns(A)
+    O = V @ A_prime  # (B, d_v, N) x (B, N, N) -> (B, d_v, N)
+    return O, A_prime, (I, Q, K, V, A_prime)
+
+
+def attention_backward(dO, W_q, W_k, W_v, cache):
+    """Backpropagate through :func:`attention_forward`.
+
+    Parameters
+    ----------
+    dO : (B, d_v, N) ndarray
+        Gradient of the loss with respect to O.
+    W_q, W_k, W_v : ndarray
+        The weights used in the forward pass.
+    cache : tuple
+        The third result of :func:`attention_forward`.
+
+    Returns
+    -------
+    dI : (B, d, N) ndarray
+    dW_q, dW_k : (d_k, d) ndarray
+    dW_v : (d_v, d) ndarray
+
+    Notes
+    -----
+    O = V A' gives dV = dO A'^T and dA' = V^T dO; A = K^T Q gives dQ = K dA and
+    dK = Q dA^T; Q = W_q I gives dW_q = sum_b dQ I^T and dI = W_q^T dQ (same for K, V).
+    """
+    I, Q, K, V, A_prime = cache
+    if dO.shape != V.shape:
+        raise ValueError(f"dO has shape {dO.shape} but the forward pass gave O of shape {V.shape}")
+    dV = dO @ A_prime.transpose(0, 2, 1)  # (B, d_v, N) x (B, N, N) -> (B, d_v, N)
+    dA = softmax_columns_backward(A_prime, V.transpose(0, 2, 1) @ dO)  # (B, N, d_v) x (B, d_v, N)
+    dQ = K @ dA  # (B, d_k, N) x (B, N, N) -> (B, d_k, N)
+    dK = Q @ dA.transpose(0, 2, 1)
+    dI = W_q.T @ dQ + W_k.T @ dK + W_v.T @ dV  # (d, d_k) x (B, d_k, N) -> (B, d, N)
+    return dI, _weight_grad(dQ, I), _weight_grad(dK, I), _weight_grad(dV, I)
+
+
+def _weight_grad(dY, X):
+    """sum_b dY[b] X[b]^T as one 2-D product: (B, r, N), (B, c, N) -> (r, c)."""
+    return _columns(dY) @ _columns(X).T  # (r, B*N) x (B*N, c) -> (r, c)
+
+
+def _columns(X):
+    """(B, f, N) -> (f, B*N): every position of every sentence as one column."""
+    return X.transpose(1, 0, 2).reshape(X.shape[1], -1)
+
+
+def _batched(X2, B):
+    """(f, B*N) -> (B, f, N), the inverse of :func:`_columns`."""
+    return X2.reshape(X2.shape[0], B, -1).transpose(1, 0, 2)
+
+
+def mlp_forward(params, X):
+    """The per-position FC network: logits = W2 tanh(W1 X + b1) + b2.
+
+    Parameters
+    ----------
+    params : dict
+        ``W1`` (h, f), ``b1`` (h,), ``W2`` (T, h), ``b2`` (T,).
+    X : (f, M) ndarray
+        One column per position.
+
+    Returns
+    -------
+    logits : (T, M) ndarray
+    cache : tuple
+        For :func:`mlp_backward`.
+    """
+    if X.ndim != 2 or X.shape[0] != params["W1"].shape[1]:
+        raise ValueError(f"X has shape {X.shape} but W1 has shape {params['W1'].shape}: "
+                         f"X needs {params['W1'].shape[1]} rows")
+    H = np.tanh(params["W1"] @ X + params["b1"][:, None])  # (h, f) x (f, M) -> (h, M)
+    return params["W2"] @ H + params["b2"][:, None], (X, H)
+
+
+def mlp_backward(dlogits, params, cache):
+    """Backpropagate through :func:`mlp_forward`.
+
+    Returns
+    -------
+    dX : (f, M) ndarray
+    grads : dict
+        ``W1``, ``b1``, ``W2``, ``b2`` gradients, shaped like the parameters.
+
+    Notes
+    -----
+    d tanh(z)/dz = 1 - tanh(z)^2.
+    """
+    X, H = cache
+    if dlogits.shape != (params["W2"].shape[0], H.shape[1]):
+        raise ValueError(f"dlogits has shape {dlogits.shape}, expected {(params['W2'].shape[0], H.shape[1])}")
+    dZ = (params["W2"].T @ dlogits) * (1.0 - H**2)  # (h, T) x (T, M) -> (h, M)
+    grads = {"W1": dZ @ X.T, "b1": dZ.sum(axis=1), "W2": dlogits @ H.T, "b2": dlogits.sum(axis=1)}
+    return params["W1"].T @ dZ, grads
+
+
+def cross_entropy(logits, tags):
+    """Mean cross entropy over positions, and its gradient.
+
+    Parameters
+    ----------
+    logits : (T, M) ndarray
+        One column of tag scores per position.
+    tags : (M,) ndarray of int
+        The correct tag of each position.
+
+    Returns
+    -------
+    loss : float
+        -mean_m log softmax(logits[:, m])[tags[m]].
+    dlogits : (T, M) ndarray
+        (softmax(logits) - onehot(tags)) / M.
+    """
+    logits = as_array("logits", logits, ndim=2)
+    tags = np.asarray(tags)
+    if tags.shape != (logits.shape[1],) or tags.dtype.kind not in "iu":
+        raise ValueError(f"tags must be {logits.shape[1]} integer ids for logits of shape {logits.shape}, "
+                         f"got shape {tags.shape} and dtype {tags.dtype}")
+    if tags.size and (tags.min() < 0 or tags.max() >= logits.shape[0]):
+        raise ValueError(f"tags must lie in 0..{logits.shape[0] - 1}, got {tags.min()}..{tags.max()}")
+    M = logits.shape[1]
+    shifted = logits - logits.max(axis=0, keepdims=True)
+    log_p = shifted - np.log(np.exp(shifted).sum(axis=0, keepdims=True))
+    loss = -log_p[tags, np.arange(M)].sum() / M
+    dlogits = np.exp(log_p)
+    dlogits[tags, np.arange(M)] -= 1.0
+    return float(loss), dlogits / M
+
+
+def _embed_backward(dX, tokens, n_vocab):
+    """Gradient of the embedding matrix: column k sums dX over the positions holding word k.
+
+    dX : (d, K) ndarray, tokens : (K,) int ndarray -> (d, n_vocab) ndarray. ``np.bincount``
+    adds in a fixed order, so the result does not depend on the number of BLAS threads.
+    """
+    return np.stack([np.bincount(tokens, weights=row, minlength=n_vocab) for row in dX])
+
+
+# --- the two models ----------------------------------------------------------------------------
+
+
+def init_window_model(seed, *, d=8, half_width=2, hidden=16):
+    """Random parameters of the window tagger.
+
+    Parameters
+    ----------
+    seed : int
+    d : int
+        Embedding size.
+    half_width : int
+        The window sees ``half_width`` words on each side: 2 * half_width + 1 in all.
+    hidden : int
+        Width of the FC hidden layer.
+
+    Returns
+    -------
+    dict
+        ``E`` (d, V), ``W1`` (hidden, (2w+1) d), ``b1`` (hidden,), ``W2`` (T, hidden), ``b2`` (T,).
+    """
+    d, half_width, hidden = _positive("d", d), _positive("half_width", half_width, 0), _positive("hidden", hidden)
+    rng = np.random.default_rng(seed)
+    f = (2 * half_width + 1) * d
+    return {
+        "E": rng.normal(0.0, 1.0, (d, len(VOCAB))),
+        **_mlp_init(rng, f, hidden),
+    }
+
+
+def init_attention_model(seed, *, d=8, d_k=8, hidden=16):
+    """Random parameters of the self-attention tagger.
+
+    Parameters
+    ----------
+    seed : int
+    d : int
+        Embedding size; the values v^i have the same size (d_v = d).
+    d_k : int
+        Size of queries and keys.
+    hidden : int
+        Width of the FC hidden layer.
+
+    Returns
+    -------
+    dict
+        ``E`` (d, V), ``W_q``, ``W_k`` (d_k, d), ``W_v`` (d, d), ``W1`` (hidden, 2d), ``b1``, ``W2`` (T, hidden), ``b2``.
+    """
+    d, d_k, hidden = _positive("d", d), _positive("d_k", d_k), _positive("hidden", hidden)
+    rng = np.random.default_rng(seed)
+    return {
+        "E": rng.normal(0.0, 1.0, (d, len(VOCAB))),
+        "W_q": rng.normal(0.0, 1.0 / np.sqrt(d), (d_k, d)),
+        "W_k": rng.normal(0.0, 1.0 / np.sqrt(d), (d_k, d)),
+        "W_v": rng.normal(0.0, 1.0 / np.sqrt(d), (d, d)),
+        **_mlp_init(rng, 2 * d, hidden),
+    }
+
+
+def _mlp_init(rng, f, hidden):
+    return {
+        "W1": rng.normal(0.0, 1.0 / np.sqrt(f), (hidden, f)),
+        "b1": np.zeros(hidden),
+        "W2": rng.normal(0.0, 1.0 / np.sqrt(hidden), (len(TAGS), hidden)),
+        "b2": np.zeros(len(TAGS)),
+    }
+
+
+def _positive(name, value, minimum=1):
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum:
+        raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}")
+    return int(value)
+
+
+def half_width_of(params):
+    """The window half-width w of window-tagger parameters: W1 has (2w + 1) d columns."""
+    d, f = params["E"].shape[0], params["W1"].shape[1]
+    return (f // d - 1) // 2
+
+
+def window_tokens(tokens, half_width):
+    """The word ids each position's window sees, padding past both ends.
+
+    Parameters
+    ----------
+    tokens : (B, N) ndarray of int
+    half_width : int
+
+    Returns
+    -------
+    (2w + 1, B, N) ndarray of int
+        ``out[o, b, i]`` is the word at position i + o - w of sentence b, or the pad id.
+    """
+    tokens = check_tokens(tokens)
+    tokens = tokens[None] if tokens.ndim == 1 else tokens
+    w = _positive("half_width", half_width, 0)
+    B, N = tokens.shape
+    padded = np.concatenate([np.full((B, w), PAD_ID), tokens, np.full((B, w), PAD_ID)], axis=1)
+    return np.stack([padded[:, o:o + N] for o in range(2 * w + 1)])
+
+
+def _window_forward(params, tokens):
+    win = window_tokens(tokens, half_width_of(params)).reshape(-1)  # (K,) with K = (2w+1) B N
+    d = params["E"].shape[0]
+    X = params["E"][:, win].reshape(d, -1, tokens.size)  # (d, 2w+1, M): window slot o of every position
+    X = X.transpose(1, 0, 2).reshape(-1, tokens.size)  # ((2w+1) d, M): slot 0's d numbers, then slot 1's...
+    logits, cache = mlp_forward(params, X)
+    return logits, (win, cache)
+
+
+def window_loss_and_grads(params, tokens, tags):
+    """Loss of the window tagger on a batch and the gradient of every parameter.
+
+    Parameters
+    ----------
+    params : dict
+        From :func:`init_window_model`.
+    tokens, tags : (B, N) ndarray of int
+
+    Returns
+    -------
+    loss : float
+        Mean cross entropy over the B * N positions.
+    grads : dict
+        One array per parameter, same shapes.
+    """
+    _check_params(params, WINDOW_KEYS)
+    tokens, tags = _check_batch(tokens, tags)
+    logits, (win, cache) = _window_forward(params, tokens)
+    loss, dlogits = cross_entropy(logits, _columns(tags[:, None, :])[0])
+    dX, grads = mlp_backward(dlogits, params, cache)
+    d = params["E"].shape[0]
+    dX = dX.reshape(-1, d, tokens.size).transpose(1, 0, 2).reshape(d, -1)  # back to (d, K), K as in win
+    grads["E"] = _embed_backward(dX, win, len(VOCAB))
+    return loss, grads
+
+
+def window_predict(params, tokens):
+    """Tag ids the window tagger picks: (B, N) or (N,) int array -> same shape."""
+    _check_params(params, WINDOW_KEYS)
+    tokens = check_tokens(tokens)
+    logits, _ = _window_forward(params, tokens[None] if tokens.ndim == 1 else tokens)
+    return logits.argmax(axis=0).reshape(tokens.shape)
+
+
+def _attention_forward(params, tokens):
+    I = params["E"][:, tokens].transpose(1, 0, 2)  # (d, B, N) -> (B, d, N)
+    O, A_prime, att_cache = attention_forward(I, params["W_q"], params["W_k"], params["W_v"])
+    X = _columns(np.concatenate([I, O], axis=1))  # [a^i; b^i] for every position: (2d, B*N)
+    logits, mlp_cache = mlp_forward(params, X)
+    return logits, A_prime, (att_cache, mlp_cache)
+
+
+def attention_loss_and_grads(params, tokens, tags):
+    """Loss of the self-attention tagger on a batch and the gradient of every parameter.
+
+    Parameters
+    ----------
+    params : dict
+        From :func:`init_attention_model`.
+    tokens, tags : (B, N) ndarray of int
+
+    Returns
+    -------
+    loss : float
+    grads : dict
+        One array per parameter (E, W_q, W_k, W_v, W1, b1, W2, b2), same shapes.
+    """
+    _check_params(params, ATTENTION_KEYS)
+    tokens, tags = _check_batch(tokens, tags)
+    B = tokens.shape[0]
+    logits, _, (att_cache, mlp_cache) = _attention_forward(params, tokens)
+    loss, dlogits = cross_entropy(logits, _columns(tags[:, None, :])[0])
+    dX, grads = mlp_backward(dlogits, params, mlp_cache)
+    d = params["E"].shape[0]
+    dX = _batched(dX, B)  # (B, 2d, N)
+    dI, grads["W_q"], grads["W_k"], grads["W_v"] = attention_backward(
+        dX[:, d:], params["W_q"], params["W_k"], params["W_v"], att_cache)
+    dI = dI + dX[:, :d]  # I reaches the loss twice: through attention and directly into the FC
+    grads["E"] = _embed_backward(_columns(dI), _columns(tokens[:, None, :])[0], len(VOCAB))
+    return loss, grads
+
+
+def attention_predict(params, tokens):
+    """Tag ids and attention of the self-attention tagger.
+
+    Parameters
+    ----------
+    params : dict
+    tokens : (N,) or (B, N) ndarray of int
+
+    Returns
+    -------
+    tags : ndarray of int, shaped like ``tokens``
+    A_prime : (N, N) or (B, N, N) ndarray
+        A_prime[..., j, i] is how much query i attends to key j.
+    """
+    _check_params(params, ATTENTION_KEYS)
+    tokens = check_tokens(tokens)
+    batch = tokens[None] if tokens.ndim == 1 else tokens
+    logits, A_prime, _ = _attention_forward(params, batch)
+    tags = logits.argmax(axis=0).reshape(tokens.shape)
+    return tags, (A_prime[0] if tokens.ndim == 1 else A_prime)
+
+
+WINDOW_KEYS = ("E", "W1", "b1", "W2", "b2")
+ATTENTION_KEYS = ("E", "W_q", "W_k", "W_v", "W1", "b1", "W2", "b2")
+
+
+def _check_params(params, keys):
+    missing = [k for k in keys if k not in params]
+    if missing:
+        raise ValueError(f"params lacks {missing}: it has {sorted(params)}")
+
+
+def _check_batch(tokens, tags):
+    tokens = check_tokens(tokens)
+    tags = np.asarray(tags)
+    if tokens.ndim != 2 or tags.shape != tokens.shape:
+        raise ValueError(f"tokens and tags must both have shape (B, N), got {tokens.shape} and {tags.shape}")
+    if tags.dtype.kind not in "iu" or tags.min() < 0 or tags.max() >= len(TAGS):
+        raise ValueError(f"tags must be integer ids in 0..{len(TAGS) - 1}")
+    return tokens, tags.astype(np.intp)
+
+
+# --- checking and training ---------------------------------------------------------------------
+
+
+def gradient_check(loss_and_grads, params, tokens, tags, *, eps=1e-4):
+    """Compare hand-written gradients with central finite differences.
+
+    Parameters
+    ----------
+    loss_and_grads : callable
+        :func:`window_loss_and_grads` or :func:`attention_loss_and_grads`.
+    params : dict of float64 ndarray
+    tokens, tags : (B, N) ndarray of int
+    eps : float
+        Step of the finite difference (L(theta + eps) - L(theta - eps)) / (2 eps). With the
+        default 1e-4 the difference is off by about eps^2 (its truncation error), far above
+        float64 rounding, so the reported error is reproducible to a few digits.
+
+    Returns
+    -------
+    float
+        The largest relative error over the parameter arrays,
+        ||g - g_num|| / (||g|| + ||g_num||) for each array.
+    """
+    if not eps > 0:
+        raise ValueError(f"eps must be positive, got {eps!r}")
+    _, grads = loss_and_grads(params, tokens, tags)
+    worst = 0.0
+    for name, value in params.items():
+        if value.dtype != np.float64:
+            raise ValueError(f"params[{name!r}] has dtype {value.dtype}: the check needs float64")
+        numeric = np.zeros_like(value)
+        for idx in np.ndindex(value.shape):
+            saved = value[idx]
+            value[idx] = saved + eps
+            up, _ = loss_and_grads(params, tokens, tags)
+            value[idx] = saved - eps
+            down, _ = loss_and_grads(params, tokens, tags)
+            value[idx] = saved
+            numeric[idx] = (up - down) / (2 * eps)
+        scale = np.linalg.norm(grads[name]) + np.linalg.norm(numeric)
+        if scale > 0:
+            worst = max(worst, float(np.linalg.norm(grads[name] - numeric) / scale))
+    return worst
+
+
+def adam_step(params, grads, state, *, lr=0.01, beta1=0.9, beta2=0.999, eps=1e-8):
+    """One step of Adam: a gradient step scaled per parameter by running moments.
+
+    Parameters
+    ----------
+    params, grads : dict of ndarray
+        Same keys and shapes.
+    state : dict
+        ``{}`` before the first step; updated in place with the moments and step count.
+    lr : float
+        Learning rate.
+
+    Returns
+    -------
+    dict
+        The new parameters (the old dict is not modified).
+
+    Notes
+    -----
+    m <- beta1 m + (1 - beta1) g;  v <- beta2 v + (1 - beta2) g^2;
+    theta <- theta - lr m_hat / (sqrt(v_hat) + eps), with m_hat, v_hat the bias-corrected moments.
+    """
+    if set(params) != set(grads):
+        raise ValueError(f"params and grads have different keys: {sorted(params)} vs {sorted(grads)}")
+    t = state.get("t", 0) + 1
+    state["t"] = t
+    new = {}
+    for name, theta in params.items():
+        g = grads[name]
+        if g.shape != theta.shape:
+            raise ValueError(f"grads[{name!r}] has shape {g.shape} but params[{name!r}] has shape {theta.shape}")
+        m = state[("m", name)] = beta1 * state.get(("m", name), 0.0) + (1 - beta1) * g
+        v = state[("v", name)] = beta2 * state.get(("v", name), 0.0) + (1 - beta2) * g**2
+        new[name] = theta - lr * (m / (1 - beta1**t)) / (np.sqrt(v / (1 - beta2**t)) + eps)
+    return new
+
+
+def accuracy(predict, params, sentences):
+    """Fraction of all tokens tagged correctly, and the same fraction over ambiguous words only.
+
+    Parameters
+    ----------
+    predict : callable
+        :func:`window_predict` or :func:`attention_predict`.
+    params : dict
+    sentences : list of (tokens, tags)
+
+    Returns
+    -------
+    (float, float)
+        Accuracy over all tokens, accuracy over the ambiguous words. Both are
+        exact fractions of token counts.
+    """
+    right = total = right_amb = total_amb = 0
+    for tokens, tags in length_batches(sentences, 256):
+        guess = predict(params, tokens)
+        guess = guess[0] if isinstance(guess, tuple) else guess
+        hit = guess == tags
+        amb = is_ambiguous(tokens)
+        right, total = right + int(hit.sum()), total + hit.size
+        right_amb, total_amb = right_amb + int(hit[amb].sum()), total_amb + int(amb.sum())
+    return right / total, right_amb / max(total_amb, 1)
+
+
+def ambiguous_hits(predict, params, sentences):
+    """For every ambiguous word: its distance to the cue, and whether its tag was right.
+
+    Parameters
+    ----------
+    predict : callable
+        :func:`window_predict` or :func:`attention_predict`.
+    params : dict
+    sentences : list of (tokens, tags)
+
+    Returns
+    -------
+    distance : (n_ambiguous,) ndarray of int
+        |i - cue| for each ambiguous word, sentences in order.
+    correct : (n_ambiguous,) ndarray of bool
+    """
+    distance, correct = [], []
+    for tokens, tags in sentences:
+        guess = predict(params, tokens)
+        guess = guess[0] if isinstance(guess, tuple) else guess
+        amb = np.flatnonzero(is_ambiguous(tokens))
+        distance.append(np.abs(amb - cue_position(tokens)))
+        correct.append(guess[amb] == tags[amb])
+    return np.concatenate(distance), np.concatenate(correct)
+
+
+def train(loss_and_grads, params, sentences, *, epochs=30, batch_size=32, lr=0.01, seed=0,
+          predict=None, held_out=None):
+    """Train with Adam on batches of equal-length sentences.
+
+    Parameters
+    ----------
+    loss_and_grads : callable
+        :func:`window_loss_and_grads` or :func:`attention_loss_and_grads`.
+    params : dict
+        Initial parameters.
+    sentences : list of (tokens, tags)
+        The training set.
+    epochs : int
+        Passes over the training set; batches are shuffled every epoch.
+    batch_size : int
+    lr : float
+        Adam's learning rate.
+    seed : int
+        Seed of the batch order.
+    predict : callable, optional
+        With ``held_out``, the held-out accuracy is recorded after each epoch.
+    held_out : list of (tokens, tags), optional
+
+    Returns
+    -------
+    params : dict
+        The trained parameters.
+    history : dict
+        ``"loss"``: mean training loss of each epoch (list of float);
+        ``"accuracy"``: held-out accuracy after each epoch (empty without ``held_out``).
+    """
+    epochs = _positive("epochs", epochs)
+    batches = length_batches(sentences, batch_size)
+    rng = np.random.default_rng(seed)
+    state, history = {}, {"loss": [], "accuracy": []}
+    for _ in range(epochs):
+        losses = []
+        for k in rng.permutation(len(batches)):
+            loss, grads = loss_and_grads(params, *batches[k])
+            params = adam_step(params, grads, state, lr=lr)
+            losses.append(loss)
+        history["loss"].append(float(np.mean(losses)))
+        if predict is not None and held_out is not None:
+            history["accuracy"].append(accuracy(predict, params, held_out)[0])
+    return params, history

@@ -1,0 +1,183 @@
+"""Tests for attn.tagging_data and attn.train: the toy task, every hand-written gradient, training."""
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import attn
+from attn import tagging_data as D
+from attn import train as T
+
+
+def small_batch(seed=3, N=6, B=3):
+    return D.length_batches(D.make_sentences(B, seed=seed, min_len=N, max_len=N), B)[0]
+
+
+# --- the data ------------------------------------------------------------------------------------
+
+def test_sentences_are_seeded_and_well_formed():
+    a, b = D.make_sentences(50, seed=4), D.make_sentences(50, seed=4)
+    for (ta, ga), (tb, gb) in zip(a, b):
+        np.testing.assert_array_equal(ta, tb)
+        np.testing.assert_array_equal(ga, gb)
+        assert 8 <= len(ta) <= 24
+        assert np.sum(np.isin(ta, D.CUE_IDS)) == 1
+        assert D.is_ambiguous(ta).any()
+        assert D.PAD_ID not in ta
+
+
+def test_the_cue_decides_every_ambiguous_tag():
+    tokens = D.encode(["sold", "the", "saw", "I", "book"])
+    assert [D.TAGS[k] for k in D.true_tags(tokens)] == ["V", "DET", "N", "PRON", "N"]
+    tokens = D.encode(["I", "saw", "a", "red", "fly", "yesterday"])
+    assert [D.TAGS[k] for k in D.true_tags(tokens)] == ["PRON", "V", "DET", "ADJ", "V", "ADV"]
+
+
+def test_cues_are_balanced_and_reach_far():
+    sentences = D.make_sentences(400, seed=5)
+    yesterday = sum(D.decode(t)[D.cue_position(t)] == "yesterday" for t, _ in sentences)
+    assert 150 < yesterday < 250
+    assert D.cue_distances(sentences).max() >= 20
+
+
+def test_length_batches_keep_every_sentence_once():
+    sentences = D.make_sentences(70, seed=6)
+    batches = D.length_batches(sentences, 8)
+    assert sum(t.shape[0] for t, _ in batches) == 70
+    assert all(t.shape == g.shape and t.shape[0] <= 8 for t, g in batches)
+
+
+def test_window_ceiling_by_hand():
+    tokens = D.encode(["yesterday", "the", "saw", "a", "dog", "saw"])  # saws at distance 2 and 5
+    sentences = [(tokens, D.true_tags(tokens))]
+    assert D.window_ceiling(sentences, 1) == pytest.approx((6 - 0.5 * 2) / 6)
+    assert D.window_ceiling(sentences, 2) == pytest.approx((6 - 0.5) / 6)
+    assert D.window_ceiling(sentences, 5) == 1.0
+
+
+@pytest.mark.parametrize("call, message", [
+    (lambda: D.make_sentences(0, seed=0), "n must be an integer >= 1"),
+    (lambda: D.make_sentences(3, seed=0, min_len=5, max_len=4), "max_len must be an integer >= 5"),
+    (lambda: D.encode(["saw", "hammer"]), "unknown: \\['hammer'\\]"),
+    (lambda: D.check_tokens(np.array([[1, 99]])), "outside 0..20"),
+    (lambda: D.check_tokens(np.zeros((2, 0), dtype=int)), "shape \\(2, 0\\)"),
+    (lambda: D.cue_position(D.encode(["the", "saw"])), "exactly one cue, found 0"),
+    (lambda: D.window_ceiling(D.make_sentences(2, seed=0), -1), "half_width must be an integer >= 0"),
+])
+def test_data_input_errors(call, message):
+    with pytest.raises(ValueError, match=message):
+        call()
+
+
+# --- layers agree with attn.core, gradients agree with finite differences --------------------------
+
+def test_attention_forward_is_the_lectures_self_attention():
+    rng = np.random.default_rng(0)
+    I = rng.normal(size=(2, 4, 7))
+    W_q, W_k, W_v = rng.normal(size=(3, 4)), rng.normal(size=(3, 4)), rng.normal(size=(5, 4))
+    O, A_prime, _ = T.attention_forward(I, W_q, W_k, W_v)
+    for b in range(2):
+        O_ref, A_ref = attn.self_attention(I[b], W_q, W_k, W_v)
+        np.testing.assert_allclose(O[b], O_ref, rtol=1e-12)
+        np.testing.assert_allclose(A_prime[b], A_ref, rtol=1e-12)
+    np.testing.assert_allclose(T.softmax_columns(I[0]), attn.softmax(I[0], axis=0), rtol=1e-12)
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.integers(1, 6))
+def test_softmax_backward_matches_finite_differences(seed, N):
+    rng = np.random.default_rng(seed)
+    A, dA_prime = rng.normal(size=(N, N)), rng.normal(size=(N, N))
+    eps = 1e-6
+    numeric = np.zeros_like(A)
+    for idx in np.ndindex(A.shape):
+        up, down = A.copy(), A.copy()
+        up[idx] += eps
+        down[idx] -= eps
+        numeric[idx] = np.sum(dA_prime * (attn.softmax(up) - attn.softmax(down))) / (2 * eps)
+    np.testing.assert_allclose(T.softmax_columns_backward(attn.softmax(A), dA_prime), numeric, atol=1e-8)
+
+
+def test_cross_entropy_gradient_and_value():
+    logits = np.array([[0.0, 2.0], [np.log(3.0), 0.0]])
+    loss, d = T.cross_entropy(logits, np.array([1, 0]))
+    p0 = 3.0 / 4.0
+    p1 = np.exp(2.0) / (np.exp(2.0) + 1.0)
+    assert loss == pytest.approx(-(np.log(p0) + np.log(p1)) / 2)
+    np.testing.assert_allclose(d.sum(axis=0), [0.0, 0.0], atol=1e-15)
+
+
+@pytest.mark.parametrize("init, loss_and_grads", [
+    (T.init_window_model, T.window_loss_and_grads),
+    (T.init_attention_model, T.attention_loss_and_grads),
+])
+def test_gradient_check_passes(init, loss_and_grads):
+    params = init(1, d=3, hidden=4)
+    assert T.gradient_check(loss_and_grads, params, *small_batch()) <= 1e-6
+
+
+def test_gradient_check_catches_a_wrong_gradient():
+    def broken(params, tokens, tags):
+        loss, grads = T.attention_loss_and_grads(params, tokens, tags)
+        grads["W_k"] = grads["W_k"].T  # a typical slip: square matrix, wrong orientation
+        return loss, grads
+
+    params = T.init_attention_model(2, d=3, d_k=3, hidden=4)
+    assert T.gradient_check(broken, params, *small_batch()) > 0.1
+
+
+def test_window_sees_its_neighbours_and_pads():
+    win = T.window_tokens(np.array([[5, 6, 7]]), 1)
+    np.testing.assert_array_equal(win[:, 0], [[D.PAD_ID, 5, 6], [5, 6, 7], [6, 7, D.PAD_ID]])
+
+
+def test_window_model_ignores_words_outside_its_window():
+    params = T.init_window_model(0, half_width=1)
+    a = D.encode(["yesterday", "the", "dog", "saw", "a", "red", "tree", "book"])
+    b = a.copy()
+    b[0] = D.WORD_ID["sold"]  # change a word 3 away from "saw" at position 3
+    assert T.window_predict(params, a)[3] == T.window_predict(params, b)[3]
+
+
+def test_adam_moves_against_the_gradient():
+    params, grads = {"w": np.array([1.0, -1.0])}, {"w": np.array([2.0, -0.5])}
+    new = T.adam_step(params, grads, {}, lr=0.1)
+    np.testing.assert_allclose(new["w"], [0.9, -0.9])  # the first step has size lr in every coordinate
+    np.testing.assert_array_equal(params["w"], [1.0, -1.0])
+
+
+def test_short_training_lowers_the_loss_and_is_deterministic():
+    sentences = D.make_sentences(120, seed=7)
+    runs = [T.train(T.attention_loss_and_grads, T.init_attention_model(0), sentences, epochs=3, seed=1)
+            for _ in range(2)]
+    loss = runs[0][1]["loss"]
+    assert loss[-1] < 0.7 * loss[0]
+    assert runs[0][1]["loss"] == runs[1][1]["loss"]
+
+
+def test_accuracy_counts_tokens_and_ambiguous_words():
+    sentences = D.make_sentences(20, seed=8)
+    perfect = lambda params, tokens: D.true_tags(tokens) if tokens.ndim == 1 else np.stack(  # noqa: E731
+        [D.true_tags(t) for t in tokens])
+    assert T.accuracy(perfect, None, sentences) == (1.0, 1.0)
+    distance, correct = T.ambiguous_hits(perfect, None, sentences)
+    assert correct.all() and len(distance) == len(D.cue_distances(sentences))
+
+
+@pytest.mark.parametrize("call, message", [
+    (lambda: T.attention_loss_and_grads(T.init_window_model(0), *small_batch()), "params lacks"),
+    (lambda: T.window_loss_and_grads(T.init_window_model(0), np.zeros((2, 3), int), np.zeros((2, 4), int)),
+     "shape \\(B, N\\), got \\(2, 3\\) and \\(2, 4\\)"),
+    (lambda: T.attention_forward(np.zeros((4, 5)), np.eye(4), np.eye(4), np.eye(4)), "shape \\(B, d, N\\)"),
+    (lambda: T.attention_forward(np.zeros((1, 4, 5)), np.eye(3), np.eye(4), np.eye(4)), "W_q has shape \\(3, 3\\)"),
+    (lambda: T.cross_entropy(np.zeros((3, 2)), np.array([0, 3])), "tags must lie in 0..2"),
+    (lambda: T.softmax_columns_backward(np.eye(2), np.eye(3)), "must be equal shapes"),
+    (lambda: T.adam_step({"w": np.zeros(2)}, {"w": np.zeros(3)}, {}), "grads\\['w'\\] has shape \\(3,\\)"),
+    (lambda: T.init_attention_model(0, d=0), "d must be an integer >= 1"),
+    (lambda: T.gradient_check(T.window_loss_and_grads, T.init_window_model(0), *small_batch(), eps=0),
+     "eps must be positive"),
+])
+def test_train_input_errors(call, message):
+    with pytest.raises(ValueError, match=message):
+        call()
