@@ -50,12 +50,13 @@ lab: setup
 	$(BIN)/jupyter lab chapters
 
 bench: setup
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -c $(LOCK) -e ".[book,test,bench]"
 	$(BIN)/python -m benchmarks.run
 
 # Resolve the newest versions the extras allow in a scratch environment and pin them all.
 lock:
 	rm -rf .lock-venv && $(PYTHON) -m venv .lock-venv
-	.lock-venv/bin/python -m pip install --quiet --disable-pip-version-check -e ".[book,test,lab]"
+	.lock-venv/bin/python -m pip install --quiet --disable-pip-version-check -e ".[book,test,lab,bench]"
 	.lock-venv/bin/python -m pip freeze --exclude-editable | sed -E 's/\+cpu$$//' > $(LOCK)
 	rm -rf .lock-venv
 

@@ -20,6 +20,7 @@ from .core import (
     self_attention_loop,
     softmax,
 )
+from .efficient import chunked_attention, streaming_attention
 
 __version__ = "0.1.0"
 
@@ -28,9 +29,11 @@ __all__ = [
     "attention_scores",
     "band_mask",
     "causal_mask",
+    "chunked_attention",
     "dot_product_relevance",
     "multi_head_attention",
     "self_attention",
     "self_attention_loop",
     "softmax",
+    "streaming_attention",
 ]

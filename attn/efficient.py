@@ -1,0 +1,395 @@
+"""The cost of attention, and exact attention that never holds the N x N matrix.
+
+Notation is the lecture's: vectors are columns, so queries, keys and values come as
+Q : (d_k, N_q), K : (d_k, N_k), V : (d_v, N_k), with any number of leading (head) axes
+in front, and the output is O = V A' with A' = softmax of each column of A = scale K^T Q.
+
+The plain matrix form (:func:`matrix_attention`) builds all of A, an N_k x N_q matrix
+per head: its memory grows with N^2. Two exact alternatives give the same O:
+
+* :func:`chunked_attention` takes ``block`` queries (columns of Q) at a time. Their
+  scores need only ``block x N_k`` numbers, and each query's softmax is complete
+  within its own block, so nothing else changes.
+* :func:`streaming_attention` also walks over the keys in blocks of ``key_block``,
+  keeping a running maximum and a running sum for every query (the *online softmax*).
+  It holds only ``block x key_block`` scores at a time: the idea behind FlashAttention.
+
+Truncated self-attention (the lecture's answer for long speech) keeps only keys within
+a band around each query: :func:`truncated_attention` computes just those scores, so
+its cost grows linearly with N.
+
+Inside, the functions work in the row layout (query rows, key columns of the score
+block) because then both matrix products read contiguous memory; transposing a numpy
+array is a free view, so the column-form arguments cost nothing to turn around.
+"""
+
+import numpy as np
+
+from ._checks import as_array, check_scale
+from .core import softmax
+
+
+def attention_matrix_bytes(N, *, N_k=None, heads=1, dtype=np.float64):
+    """Bytes that the attention matrices of the plain matrix form occupy.
+
+    Parameters
+    ----------
+    N : int
+        Number of queries N_q (and of keys, unless ``N_k`` is given).
+    N_k : int, optional
+        Number of keys, when it differs from the number of queries.
+    heads : int
+        How many heads (one N_k x N matrix each).
+    dtype : numpy dtype
+        The element type: 8 bytes for float64, 4 for float32.
+
+    Returns
+    -------
+    int
+        ``heads * N_k * N * itemsize``.
+
+    Examples
+    --------
+    >>> attention_matrix_bytes(500)  # five seconds of speech, float64
+    2000000
+    """
+    N = _check_int("N", N, 1)
+    N_k = N if N_k is None else _check_int("N_k", N_k, 1)
+    heads = _check_int("heads", heads, 1)
+    return heads * N_k * N * np.dtype(dtype).itemsize
+
+
+def attention_flops(N, *, d_k, d_v, N_k=None, heads=1):
+    """Floating-point operations of the two matrix products of attention.
+
+    Parameters
+    ----------
+    N : int
+        Number of queries (and of keys, unless ``N_k`` is given).
+    d_k, d_v : int
+        Sizes of a query/key vector and of a value vector.
+    N_k : int, optional
+        Number of keys.
+    heads : int
+
+    Returns
+    -------
+    int
+        ``2 * heads * N * N_k * (d_k + d_v)``: K^T Q costs 2 d_k per score, V A' costs 2 d_v
+        per score (one multiply and one add each). The softmax's exponentials are not counted.
+    """
+    N = _check_int("N", N, 1)
+    N_k = N if N_k is None else _check_int("N_k", N_k, 1)
+    d_k, d_v, heads = _check_int("d_k", d_k, 1), _check_int("d_v", d_v, 1), _check_int("heads", heads, 1)
+    return 2 * heads * N * N_k * (d_k + d_v)
+
+
+def band_pairs(N, width):
+    """How many (query, key) pairs truncated self-attention keeps.
+
+    Parameters
+    ----------
+    N : int
+        Sequence length.
+    width : int
+        Each query i sees the keys j with |i - j| <= width.
+
+    Returns
+    -------
+    int
+        The number of True entries of ``band_mask(N, width)``: N (2w + 1) - w (w + 1) with
+        w = min(width, N - 1). For a fixed width it grows linearly with N, not as N^2.
+    """
+    N, width = _check_int("N", N, 1), _check_int("width", width, 0)
+    w = min(width, N - 1)
+    return N * (2 * w + 1) - w * (w + 1)
+
+
+def matrix_attention(Q, K, V, *, scale=1.0, mask=None):
+    """The plain matrix form O = V softmax(scale K^T Q), holding every score.
+
+    Parameters
+    ----------
+    Q : (..., d_k, N_q) ndarray
+        Queries as columns.
+    K : (..., d_k, N_k) ndarray
+        Keys as columns.
+    V : (..., d_v, N_k) ndarray
+        Values as columns.
+    scale : float
+        Multiplies every score (1 in the lecture, 1/sqrt(d_k) in the Transformer).
+    mask : (N_k, N_q) bool ndarray, optional
+        ``mask[j, i]`` is True where query i may attend to key j (e.g. :func:`attn.band_mask`).
+
+    Returns
+    -------
+    O : (..., d_v, N_q) ndarray
+        Column i is b^i = sum_j alpha'_{i,j} v^j.
+
+    Notes
+    -----
+    This is the reference every faster function is tested against. It allocates the
+    full (..., N_k, N_q) score matrix A and A', plus softmax temporaries of that size.
+    """
+    Q, K, V, dt = _check_qkv(Q, K, V)
+    scale = check_scale(scale)
+    A = scale * (K.swapaxes(-1, -2) @ Q)  # (..., N_k, d_k) x (..., d_k, N_q) -> (..., N_k, N_q)
+    if mask is not None:
+        A = np.where(_check_rect_mask(mask, K.shape[-1], Q.shape[-1]), A, -np.inf)
+    return V @ softmax(A, axis=-2)  # (..., d_v, N_k) x (..., N_k, N_q) -> (..., d_v, N_q)
+
+
+def chunked_attention(Q, K, V, *, scale=1.0, block=512):
+    """Exact attention, ``block`` queries at a time: never more than block x N_k scores.
+
+    Parameters
+    ----------
+    Q : (..., d_k, N_q) ndarray
+        Queries as columns, with optional leading (head) axes.
+    K : (..., d_k, N_k) ndarray
+        Keys as columns; the same leading axes as Q.
+    V : (..., d_v, N_k) ndarray
+        Values as columns; the same leading axes as Q.
+    scale : float
+        Multiplies every score.
+    block : int
+        How many queries share one block of scores. The default 512 was chosen by
+        measurement (``python -m benchmarks.run``) for d_k = 64 on a 2-core machine.
+
+    Returns
+    -------
+    O : (..., d_v, N_q) ndarray
+        Equal to :func:`matrix_attention` up to rounding; float32 if all of Q, K, V are
+        float32, float64 otherwise.
+
+    Notes
+    -----
+    Column i of A' depends only on query i, so the queries can be split into blocks and
+    each block's softmax finished on its own. Per block, in the row layout:
+    S = (scale Q_b)^T K (block x N_k), subtract each row's maximum, exponentiate in place,
+    sum the rows, multiply by V^T, and only then divide the small (block x d_v) result by
+    the row sums. Heads are taken one at a time, so the block of scores stays small enough
+    for the processor's cache; buffers are allocated once and reused for every block.
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> Q, K, V = rng.normal(size=(3, 4, 10))
+    >>> bool(np.allclose(chunked_attention(Q, K, V, block=3), matrix_attention(Q, K, V)))
+    True
+    """
+    Q, K, V, dt = _check_qkv(Q, K, V)
+    scale = check_scale(scale)
+    block = _check_int("block", block, 1)
+    lead, (Q3, K3, V3) = Q.shape[:-2], _stack_heads(Q, K, V)
+    H, d_k, N_q = Q3.shape
+    N_k, d_v = K3.shape[2], V3.shape[1]
+    B = min(block, N_q)
+    S = np.empty((B, N_k), dtype=dt)  # the only large buffer: B x N_k scores
+    Qb = np.empty((B, d_k), dtype=dt)
+    row_max = np.empty((B, 1), dtype=dt)
+    row_sum = np.empty((B, 1), dtype=dt)
+    Ob = np.empty((B, d_v), dtype=dt)
+    O = np.empty((H, d_v, N_q), dtype=dt)
+    for h in range(H):
+        K_h = K3[h].astype(dt, copy=False)  # (d_k, N_k)
+        Vt_h = V3[h].astype(dt, copy=False).T  # (N_k, d_v): a view, no copy
+        for s in range(0, N_q, B):
+            b = min(B, N_q - s)
+            S_b, Q_b, m_b, l_b, O_b = S[:b], Qb[:b], row_max[:b], row_sum[:b], Ob[:b]
+            np.multiply(Q3[h, :, s:s + b].T, scale, out=Q_b)  # queries as rows, the scale folded in
+            np.matmul(Q_b, K_h, out=S_b)  # (b, d_k) x (d_k, N_k) -> (b, N_k)
+            np.max(S_b, axis=1, keepdims=True, out=m_b)
+            np.subtract(S_b, m_b, out=S_b)
+            np.exp(S_b, out=S_b)
+            np.sum(S_b, axis=1, keepdims=True, out=l_b)
+            np.matmul(S_b, Vt_h, out=O_b)  # (b, N_k) x (N_k, d_v) -> (b, d_v)
+            np.divide(O_b, l_b, out=O_b)
+            O[h, :, s:s + b] = O_b.T
+    return O.reshape(lead + (d_v, N_q))
+
+
+def streaming_attention(Q, K, V, *, scale=1.0, block=512, key_block=1024):
+    """Exact attention over blocks of queries and of keys, with an online softmax.
+
+    Parameters
+    ----------
+    Q : (..., d_k, N_q) ndarray
+        Queries as columns, with optional leading (head) axes.
+    K : (..., d_k, N_k) ndarray
+        Keys as columns.
+    V : (..., d_v, N_k) ndarray
+        Values as columns.
+    scale : float
+        Multiplies every score.
+    block : int
+        Queries per block.
+    key_block : int
+        Keys per block. At most ``block x key_block`` scores exist at any time.
+
+    Returns
+    -------
+    O : (..., d_v, N_q) ndarray
+        Equal to :func:`matrix_attention` up to rounding.
+
+    Notes
+    -----
+    For each query the function keeps a running maximum m, a running sum
+    l = sum_j exp(s_j - m) over the keys seen so far, and a running weighted sum
+    acc = sum_j exp(s_j - m) v^j. A new key block with scores S raises the maximum to
+    m' = max(m, max S); the old terms are rescaled by exp(m - m') and the new ones added:
+    l' = exp(m - m') l + sum exp(S - m'), acc' = exp(m - m') acc + exp(S - m') V_b^T.
+    After the last key block, O = acc / l, exactly softmax-weighted (Milakov and
+    Gimelshein 2018; Dao et al. 2022).
+    """
+    Q, K, V, dt = _check_qkv(Q, K, V)
+    scale = check_scale(scale)
+    block = _check_int("block", block, 1)
+    key_block = _check_int("key_block", key_block, 1)
+    lead, (Q3, K3, V3) = Q.shape[:-2], _stack_heads(Q, K, V)
+    H, d_k, N_q = Q3.shape
+    N_k, d_v = K3.shape[2], V3.shape[1]
+    B, C = min(block, N_q), min(key_block, N_k)
+    S = np.empty((B, C), dtype=dt)  # the only score buffer: B x C
+    Qb = np.empty((B, d_k), dtype=dt)
+    m, m_new, rescale, l, part = (np.empty((B, 1), dtype=dt) for _ in range(5))
+    acc, PV = np.empty((B, d_v), dtype=dt), np.empty((B, d_v), dtype=dt)
+    O = np.empty((H, d_v, N_q), dtype=dt)
+    for h in range(H):
+        K_h = K3[h].astype(dt, copy=False)  # (d_k, N_k)
+        Vt_h = V3[h].astype(dt, copy=False).T  # (N_k, d_v), a view
+        for s in range(0, N_q, B):
+            b = min(B, N_q - s)
+            Q_b, m_b, mn_b, r_b, l_b, p_b, acc_b, PV_b = (x[:b] for x in (Qb, m, m_new, rescale, l, part, acc, PV))
+            np.multiply(Q3[h, :, s:s + b].T, scale, out=Q_b)
+            m_b.fill(-np.inf)
+            l_b.fill(0)
+            acc_b.fill(0)
+            for t in range(0, N_k, C):
+                c = min(C, N_k - t)
+                S_bc = S[:b, :c]
+                np.matmul(Q_b, K_h[:, t:t + c], out=S_bc)  # (b, d_k) x (d_k, c) -> (b, c)
+                np.max(S_bc, axis=1, keepdims=True, out=mn_b)
+                np.maximum(mn_b, m_b, out=mn_b)  # m' = max(m, max S)
+                np.subtract(m_b, mn_b, out=r_b)
+                np.exp(r_b, out=r_b)  # exp(m - m'): 0 on the first key block, where m = -inf
+                np.subtract(S_bc, mn_b, out=S_bc)
+                np.exp(S_bc, out=S_bc)
+                np.sum(S_bc, axis=1, keepdims=True, out=p_b)
+                np.multiply(l_b, r_b, out=l_b)
+                np.add(l_b, p_b, out=l_b)  # l' = exp(m - m') l + sum exp(S - m')
+                np.matmul(S_bc, Vt_h[t:t + c], out=PV_b)  # (b, c) x (c, d_v) -> (b, d_v)
+                np.multiply(acc_b, r_b, out=acc_b)
+                np.add(acc_b, PV_b, out=acc_b)  # acc' = exp(m - m') acc + exp(S - m') V_b^T
+                m_b[...] = mn_b
+            np.divide(acc_b, l_b, out=acc_b)
+            O[h, :, s:s + b] = acc_b.T
+    return O.reshape(lead + (d_v, N_q))
+
+
+def truncated_attention(Q, K, V, *, width, scale=1.0, block=256):
+    """Truncated self-attention: query i attends only to keys j with |i - j| <= width.
+
+    Parameters
+    ----------
+    Q : (..., d_k, N) ndarray
+        Queries as columns, with optional leading (head) axes.
+    K : (..., d_k, N) ndarray
+        Keys as columns (as many as queries: position i of both is the same time step).
+    V : (..., d_v, N) ndarray
+        Values as columns.
+    width : int
+        How far each query looks to either side (0 = only itself).
+    scale : float
+        Multiplies every score.
+    block : int
+        Queries per block; each block computes scores only for the keys its band reaches.
+
+    Returns
+    -------
+    O : (..., d_v, N) ndarray
+        Equal to ``matrix_attention(Q, K, V, scale=scale, mask=band_mask(N, width))``.
+
+    Notes
+    -----
+    A block of b queries starting at s needs keys s - width ... s + b - 1 + width, so it
+    computes b (b + 2 width) scores; over the whole sequence that is about N (block + 2 width),
+    linear in N for a fixed width (lecture part 下, slide 32).
+    """
+    Q, K, V, dt = _check_qkv(Q, K, V)
+    width = _check_int("width", width, 0)
+    scale = check_scale(scale)
+    block = _check_int("block", block, 1)
+    N = Q.shape[-1]
+    if K.shape[-1] != N:
+        raise ValueError(
+            f"Q has shape {Q.shape} and K has shape {K.shape}: truncated self-attention needs as many "
+            f"keys as queries ({K.shape[-1]} != {N})"
+        )
+    lead, (Q3, K3, V3) = Q.shape[:-2], _stack_heads(Q, K, V)
+    O = np.empty((Q3.shape[0], V3.shape[1], N), dtype=dt)
+    for s in range(0, N, block):
+        e = min(N, s + block)
+        lo, hi = max(0, s - width), min(N, e + width)  # the keys this block's band reaches
+        S = scale * (Q3[:, :, s:e].swapaxes(1, 2) @ K3[:, :, lo:hi])  # (H, b, d_k) x (H, d_k, hi-lo)
+        S = np.where(_band_block(s, e, lo, hi, width), S, -np.inf)  # rows of band_mask(N, width).T
+        P = softmax(S, axis=2)
+        O[:, :, s:e] = V3[:, :, lo:hi] @ P.swapaxes(1, 2)  # (H, d_v, hi-lo) x (H, hi-lo, b)
+    return O.reshape(lead + (V3.shape[1], N)).astype(dt, copy=False)
+
+
+def _band_block(s, e, lo, hi, width):
+    """Rows s..e-1 (queries), columns lo..hi-1 (keys) of the band, without building N x N."""
+    i = np.arange(s, e)[:, None]
+    j = np.arange(lo, hi)[None, :]
+    return np.abs(i - j) <= width
+
+
+def _stack_heads(Q, K, V):
+    """Flatten the leading (head) axes: (..., d, N) -> (H, d, N); views when the arrays allow."""
+    return tuple(x.reshape((-1,) + x.shape[-2:]) for x in (Q, K, V))
+
+
+def _check_qkv(Q, K, V):
+    """Validate column-form Q, K, V; return them and the working dtype (float32 or float64)."""
+    Q, K, V = as_array("Q", Q), as_array("K", K), as_array("V", V)
+    for name, x in (("Q", Q), ("K", K), ("V", V)):
+        if x.ndim < 2:
+            raise ValueError(f"{name} must have at least 2 axes (d, N) in column form, got shape {x.shape}")
+        if 0 in x.shape:
+            raise ValueError(f"{name} has shape {x.shape}: every axis needs at least one entry")
+    if not Q.shape[:-2] == K.shape[:-2] == V.shape[:-2]:
+        raise ValueError(
+            f"Q, K, V must share their leading (head) axes, got shapes Q {Q.shape}, K {K.shape}, V {V.shape}"
+        )
+    if Q.shape[-2] != K.shape[-2]:
+        raise ValueError(
+            f"Q has shape {Q.shape} and K has shape {K.shape}: queries and keys need the same size d_k "
+            f"({Q.shape[-2]} != {K.shape[-2]})"
+        )
+    if K.shape[-1] != V.shape[-1]:
+        raise ValueError(
+            f"K has shape {K.shape} and V has shape {V.shape}: every key needs a value, so both need "
+            f"the same number of columns N_k ({K.shape[-1]} != {V.shape[-1]})"
+        )
+    dt = np.result_type(Q.dtype, K.dtype, V.dtype, np.float32)
+    return Q, K, V, dt
+
+
+def _check_rect_mask(mask, N_k, N_q):
+    mask = np.asarray(mask)
+    if mask.dtype != bool:
+        raise ValueError(f"mask must be a boolean array, got dtype {mask.dtype}")
+    if mask.shape != (N_k, N_q):
+        raise ValueError(f"mask has shape {mask.shape} but there are {N_k} keys and {N_q} queries: "
+                         f"it must be ({N_k}, {N_q})")
+    if not mask.any(axis=0).all():
+        i = int(np.argmin(mask.any(axis=0)))
+        raise ValueError(f"mask column {i} is all False: query {i} would attend to no key")
+    return mask
+
+
+def _check_int(name, value, minimum):
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum:
+        raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}")
+    return int(value)

@@ -1,0 +1,122 @@
+"""Checkers for the exercises of chapter 8 in the files (chapter 6 in the book): the cost of attention.
+
+Each checker raises ``AssertionError`` with a hint when the answer is wrong and returns a
+short message when it is right.
+"""
+
+import numpy as np
+
+from ..core import band_mask, softmax
+
+
+def _call(func, name, *args):
+    if not callable(func):
+        raise AssertionError(f"pass your function itself, got {type(func).__name__}")
+    try:
+        result = func(*args)
+    except Exception as exc:
+        raise AssertionError(f"{name}{args} raised {type(exc).__name__}: {exc}") from exc
+    if result is None:
+        raise AssertionError(f"{name} returned None: end it with `return`")
+    return result
+
+
+def check_longest_speech(seconds):
+    """Check the longest speech (100 vectors a second) whose attention matrix fits in 1 GiB of float32.
+
+    Parameters
+    ----------
+    seconds : float
+        The student's answer, in seconds.
+
+    Returns
+    -------
+    str
+        A confirmation when the answer is within 0.01 s of N = 16384 vectors, 163.84 s.
+    """
+    try:
+        seconds = float(seconds)
+    except (TypeError, ValueError):
+        raise AssertionError(f"answer with a number of seconds, got {seconds!r}") from None
+    N = int(np.sqrt(2**30 // 4))  # N^2 float32 numbers of 4 bytes each fill 2^30 bytes
+    right = N / 100
+    if abs(seconds - right) <= 0.01:
+        return f"Right: N = {N} vectors, {right:.2f} s of speech (under three minutes)."
+    if abs(seconds - np.sqrt(2**30 / 8) / 100) <= 0.01:
+        raise AssertionError("That is for float64 (8 bytes a number): the question asks for float32, 4 bytes.")
+    if abs(seconds - 2**30 / 4 / 100) <= 1 or abs(seconds - 2**30 / 4 / 100 / 60) <= 1:
+        raise AssertionError("The matrix holds N x N numbers, not N: take a square root.")
+    if abs(seconds - np.sqrt(2**30) / 100) <= 0.01:
+        raise AssertionError("Each float32 number takes 4 bytes: N^2 * 4 <= 2^30.")
+    raise AssertionError("Solve N^2 * 4 bytes <= 2^30 bytes (1 GiB) for N, then divide by 100 vectors a second.")
+
+
+def _merge_cases():
+    rng = np.random.default_rng(8)
+    for n1, n2, spread in ((3, 4, 1.0), (1, 1, 5.0), (6, 2, 1000.0), (5, 5, 1e6)):
+        x1, x2 = rng.normal(scale=spread, size=n1), rng.normal(scale=spread, size=n2)
+        yield x1, x2
+    yield np.array([2000.0]), np.array([-2000.0, 1990.0])  # exp of either maximum alone overflows
+
+
+def check_merge(merge):
+    """Check ``merge(m1, l1, m2, l2) -> (m, l)``, the step at the heart of the online softmax.
+
+    For a part x1 of the scores, m1 = max(x1) and l1 = sum(exp(x1 - m1)); likewise for x2.
+    ``merge`` must return m = max of all scores and l = sum(exp(x - m)) over both parts,
+    from the four numbers alone.
+
+    Returns
+    -------
+    str
+        A confirmation when the merged summaries give the softmax's denominator on every case,
+        including parts whose maxima differ by thousands.
+    """
+    for x1, x2 in _merge_cases():
+        m1, m2 = x1.max(), x2.max()
+        l1, l2 = np.exp(x1 - m1).sum(), np.exp(x2 - m2).sum()
+        with np.errstate(all="ignore"):
+            result = _call(merge, "merge", m1, l1, m2, l2)
+        if not (isinstance(result, tuple) and len(result) == 2):
+            raise AssertionError("merge should return the pair (m, l)")
+        m, l = (float(v) for v in result)
+        x = np.concatenate([x1, x2])
+        if not np.isfinite(m) or not np.isfinite(l):
+            raise AssertionError(
+                f"merge({m1:.4g}, {l1:.4g}, {m2:.4g}, {l2:.4g}) gave ({m}, {l}): never exponentiate a "
+                "maximum itself, only differences that are <= 0"
+            )
+        if not np.isclose(m, x.max(), rtol=1e-12):
+            raise AssertionError("m should be the larger of m1 and m2")
+        l_right = np.exp(x - x.max()).sum()
+        if not np.isclose(l, l_right, rtol=1e-9):
+            if np.isclose(l, l1 + l2, rtol=1e-9):
+                raise AssertionError("l1 and l2 are sums relative to different maxima: rescale each by exp(m_k - m)")
+            raise AssertionError(f"l should be sum(exp(x - m)) over both parts = {l_right:.6g}, got {l:.6g}")
+        weights = np.exp(x - m) / l
+        if not np.allclose(weights, softmax(x), rtol=1e-9, atol=1e-15):
+            raise AssertionError("with your m and l the weights exp(x - m) / l do not equal the softmax")
+    return "Right: (m, l) after merging gives exactly the softmax's maximum and denominator."
+
+
+def check_band_count(count):
+    """Check ``count(N, width)``: how many (query, key) scores truncated self-attention keeps.
+
+    Returns
+    -------
+    str
+        A confirmation when ``count`` equals ``band_mask(N, width).sum()`` for every N <= 40
+        and width <= 45 (including bands wider than the sequence).
+    """
+    for N in range(1, 41):
+        for width in range(0, 46):
+            right = int(band_mask(N, width).sum())
+            got = _call(count, "count", N, width)
+            if got != right:
+                if got == N * (2 * width + 1):
+                    raise AssertionError(
+                        f"count({N}, {width}) = {got}: near the ends of the sequence a query has fewer than "
+                        f"{width} neighbours on one side, and no query sees more than N keys (the right count is {right})"
+                    )
+                raise AssertionError(f"count({N}, {width}) should be {right}, got {got}")
+    return "Right: for a fixed width the count grows like (2 width + 1) N, linearly in N."

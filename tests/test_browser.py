@@ -1,0 +1,527 @@
+"""The built site in a real browser: Debian's chromium, driven by Playwright, offline.
+
+`make test` builds _build/html first; these tests serve it on 127.0.0.1 and open every page once, in one
+headless browser, with every request to another host routed to a failure. On each page they record what a
+reader would notice: errors in the console, failed requests, maths MathJax did not typeset, images that do
+not load or have no alt text, broken internal links, the page in dark mode and on a phone, and, on chapter
+pages, the lecture position, the download-as-.ipynb link, the folded plotting code and the numbered figures.
+The tests below then assert on those records. Screenshots of every page go to _build/screenshots/
+(desktop/, dark/, mobile/) for review.
+
+Playwright never downloads a browser here: it drives /usr/bin/chromium (`apt-get install chromium`).
+Without the playwright package or chromium the tests skip with the reason (a failure in CI, see conftest.py).
+"""
+
+import functools
+import http.server
+import json
+import re
+import threading
+import urllib.error
+import urllib.parse
+import urllib.request
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.browser
+
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM_ARGS = [
+    "--no-sandbox",  # CI runs as root, where chromium's sandbox cannot start
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",  # no update checks or other calls home
+    "--disable-component-update",
+    "--disable-sync",
+]
+DESKTOP = {"width": 1280, "height": 900}
+PHONE = {"width": 375, "height": 740}  # a small phone, portrait
+TIMEOUT_MS = 20_000
+FIG_NUMBER = re.compile(r"Fig\. \d+(\.\d+)*")
+
+# Runs in each page once it has loaded: waits for MathJax and the images, then reports.
+INSPECT_JS = """
+async () => {
+  if (window.MathJax && MathJax.startup && MathJax.startup.promise) { await MathJax.startup.promise; }
+  const images = Array.from(document.images);
+  for (const img of images) { img.loading = "eager"; }
+  await Promise.all(images.map(img => img.complete ? null :
+      new Promise(done => { img.addEventListener("load", done); img.addEventListener("error", done); })));
+  const maths = Array.from(document.querySelectorAll(".math"));
+  const text = el => (el ? el.textContent : "").trim();
+  const lecture = Array.from(document.querySelectorAll("article .admonition"))
+      .find(el => text(el.querySelector(".admonition-title")) === "In the lecture");
+  const firstSection = document.querySelector("article h2");
+  const hidden = Array.from(document.querySelectorAll(".cell.tag_hide-input"));
+  const download = document.querySelector("a.btn-download-source-button");
+  return {
+    title: document.title,
+    headings: Array.from(document.querySelectorAll("article.bd-article h1, nav.bd-docs-nav a.reference"))
+        .map(el => el.innerText.trim()),
+    ids: Array.from(document.querySelectorAll("[id], a[name]")).map(el => el.id || el.getAttribute("name")),
+    links: Array.from(document.querySelectorAll("a[href]")).map(a => a.href),
+    math_total: maths.length,
+    math_untypeset: maths.filter(el => !el.querySelector("mjx-container")).map(el => text(el).slice(0, 80)),
+    math_errors: maths.filter(el => el.querySelector("mjx-merror")).map(el => text(el).slice(0, 80)),
+    images: images.map(img => ({src: img.currentSrc || img.src, alt: (img.getAttribute("alt") || "").trim(),
+                                ok: img.complete && img.naturalWidth > 0})),
+    // chapter features
+    lecture: lecture ? {text: lecture.innerText, visible: lecture.getBoundingClientRect().height > 0,
+                        first: !firstSection ||
+                               lecture.getBoundingClientRect().top < firstSection.getBoundingClientRect().top} : null,
+    download: download ? download.getAttribute("href") : null,
+    hidden_cells: hidden.length,
+    hidden_code_shown: hidden.filter(el => {
+        const pre = el.querySelector(".cell_input pre"); return pre && pre.checkVisibility();
+    }).length,
+    figures: Array.from(document.querySelectorAll("article figure")).map(fig => ({
+        id: fig.id, number: text(fig.querySelector(".caption-number")), caption: text(fig.querySelector(".caption-text"))})),
+    numrefs: Array.from(document.querySelectorAll("a.reference")).filter(a => a.querySelector(".std-numref"))
+        .map(a => ({href: a.href, text: text(a)})),
+  };
+}
+"""
+
+# Runs in a page after the system colour scheme changed: the theme's data-theme, once it has followed (<= 2 s).
+DARK_JS = """
+async () => {
+  for (let i = 0; i < 40 && document.documentElement.dataset.theme !== "dark"; i++) {
+    await new Promise(done => setTimeout(done, 50));
+  }
+  return document.documentElement.dataset.theme;
+}
+"""
+
+# Runs in a page on the phone viewport: is the document wider than the screen, and what sticks out.
+PHONE_JS = """
+async () => {
+  await new Promise(done => requestAnimationFrame(() => requestAnimationFrame(done)));
+  const width = document.documentElement.clientWidth;
+  const scrollWidth = document.documentElement.scrollWidth;
+  const wide = [];
+  if (scrollWidth > width + 1) {
+    for (const el of document.querySelectorAll("body *")) {
+      const box = el.getBoundingClientRect();
+      if (box.width === 0 || box.right <= width + 1) continue;
+      let clipped = false;  // inside something that scrolls or clips sideways: fine
+      for (let p = el.parentElement; p && p !== document.body; p = p.parentElement) {
+        if (["auto", "scroll", "hidden", "clip"].includes(getComputedStyle(p).overflowX)) { clipped = true; break; }
+      }
+      if (!clipped) wide.push(el.tagName.toLowerCase() + (el.id ? "#" + el.id : "") +
+                              (el.classList.length ? "." + el.classList[0] : ""));
+      if (wide.length >= 5) break;
+    }
+  }
+  const article = document.querySelector("article.bd-article") || document.querySelector("main");
+  const titles = Array.from(document.querySelectorAll("article.bd-article h1")).filter(h => h.checkVisibility());
+  const inside = h => { const box = h.getBoundingClientRect(); return box.left >= 0 && box.right <= width + 1; };
+  return {width, scroll_width: scrollWidth, wide,
+          article_width: article ? article.getBoundingClientRect().width : 0,
+          title_shown: titles.length === 0 || titles.every(inside)};
+}
+"""
+
+
+@dataclass
+class PageReport:
+    """What one page did in the browser."""
+
+    path: str
+    console_errors: list = field(default_factory=list)
+    page_errors: list = field(default_factory=list)
+    failed_requests: list = field(default_factory=list)
+    other_hosts: list = field(default_factory=list)
+    info: dict = field(default_factory=dict)
+    dark_theme: str = ""
+    phone: dict = field(default_factory=dict)
+    download_visible: bool = False
+    notebook: object = None  # the parsed .ipynb behind the download link, or an error message
+    hidden_code_opens: bool = False
+
+
+class _QuietHandler(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, *args):
+        pass
+
+
+def _site_pages(site):
+    """Every HTML page a reader can reach, relative to the site; index.html only redirects to intro.html."""
+    skip = {"_static", "_sources", "_images"}
+    pages = sorted(
+        p.relative_to(site).as_posix() for p in site.rglob("*.html") if not skip.intersection(p.relative_to(site).parts)
+    )
+    return [p for p in pages if p != "index.html"]
+
+
+def _shot_name(path):
+    return path.removesuffix(".html").replace("/", "__") + ".png"
+
+
+@pytest.fixture(scope="session")
+def base_url(site):
+    """The built site, served over HTTP on a free port of 127.0.0.1 for the whole session."""
+    handler = functools.partial(_QuietHandler, directory=str(site))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    server.daemon_threads = True
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{server.server_address[1]}/"
+    server.shutdown()
+    server.server_close()
+
+
+@pytest.fixture(scope="session")
+def browser():
+    """One headless Debian chromium for the whole session."""
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        pytest.skip("the playwright Python package is not installed (it is in the `test` extra)")
+    if not CHROMIUM.exists():
+        pytest.skip(f"{CHROMIUM} is missing: install Debian's chromium (`apt-get install chromium`)")
+    playwright = sync_playwright().start()
+    try:
+        chromium = playwright.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS)
+    except Exception as error:  # noqa: BLE001 - say why the browser did not start
+        playwright.stop()
+        pytest.fail(f"{CHROMIUM} did not start: {error}")
+    yield chromium
+    chromium.close()
+    playwright.stop()
+
+
+@pytest.fixture(scope="session")
+def screenshots(root):
+    out = root / "_build" / "screenshots"
+    for kind in ("desktop", "dark", "mobile"):
+        (out / kind).mkdir(parents=True, exist_ok=True)
+    return out
+
+
+def _offline_context(browser, base_url, blocked, **options):
+    """A browser context that may only talk to our server: any other request is failed and listed in `blocked`."""
+    context = browser.new_context(**options)
+    context.set_default_timeout(TIMEOUT_MS)
+
+    def refuse(route):
+        blocked.append(route.request.url)
+        route.abort("blockedbyclient")
+
+    context.route(_off_site(base_url), refuse)
+    return context
+
+
+def _off_site(base_url):
+    """Matches every URL that is not on our server; only these are routed (to Python, which fails them)."""
+    return re.compile(f"^(?!{re.escape(base_url)}|data:|blob:)")
+
+
+def _watch(page, report, base_url):
+    """Record console errors, uncaught exceptions and failed requests of one page into its report."""
+    page.on("console", lambda m: m.type == "error" and report.console_errors.append(f"{m.text} ({m.location['url']})"))
+    page.on("pageerror", lambda e: report.page_errors.append(str(e)))
+    page.on("requestfailed", lambda r: r.url.startswith(base_url) and report.failed_requests.append(f"{r.url}: {r.failure}"))
+    page.on("response", lambda r: r.status >= 400 and report.failed_requests.append(f"{r.url}: HTTP {r.status}"))
+
+
+@pytest.fixture(scope="session")
+def crawl(site, base_url, browser, screenshots):
+    """Open every page once, check it as a reader would, and keep a report per page.
+
+    Each page is loaded once on a desktop viewport; on chapter pages the download menu and one folded cell
+    are then clicked open, and the same tab is switched to a dark system colour scheme and to a phone-sized
+    viewport (no reload: the theme and the layout follow live).
+    """
+    blocked = []  # requests to other hosts made outside our tabs (by a worker, say): none are expected either
+    context = _offline_context(browser, base_url, blocked, viewport=DESKTOP, color_scheme="light")
+    reports = {path: PageReport(path) for path in _site_pages(site)}
+    assert reports, "the built site has no pages"
+
+    for path, report in reports.items():
+        page = context.new_page()  # a fresh tab per page, so that each report gets only its own events
+        _watch(page, report, base_url)
+        page.route(_off_site(base_url),
+                   lambda route, r=report: (r.other_hosts.append(route.request.url), route.abort("blockedbyclient")))
+        page.goto(base_url + path, wait_until="load")
+        report.info = page.evaluate(INSPECT_JS)
+        # The first four screens of the page (a whole long chapter takes seconds to encode as PNG).
+        height = min(page.evaluate("document.documentElement.scrollHeight"), 4 * DESKTOP["height"])
+        page.screenshot(path=str(screenshots / "desktop" / _shot_name(path)), full_page=True,
+                        clip={"x": 0, "y": 0, "width": DESKTOP["width"], "height": height})
+
+        if report.info["download"]:
+            page.locator(".dropdown-download-buttons button.dropdown-toggle").click()
+            report.download_visible = page.locator("a.btn-download-source-button").is_visible()
+            page.keyboard.press("Escape")  # close the menu again
+            response = page.request.get(urllib.parse.urljoin(base_url + path, report.info["download"]))
+            try:
+                report.notebook = json.loads(response.body()) if response.ok else f"HTTP {response.status}"
+            except ValueError as error:
+                report.notebook = f"not JSON: {error}"
+        if report.info["hidden_cells"]:
+            cell = page.locator(".cell.tag_hide-input").first
+            cell.locator("summary").first.click()
+            report.hidden_code_opens = cell.locator(".cell_input pre").is_visible()
+            page.evaluate("window.scrollTo(0, 0)")
+
+        page.emulate_media(color_scheme="dark")  # the theme starts in "auto" mode: it follows the system
+        report.dark_theme = page.evaluate(DARK_JS)
+        page.screenshot(path=str(screenshots / "dark" / _shot_name(path)), animations="disabled")
+        page.emulate_media(color_scheme="light")
+
+        page.set_viewport_size(PHONE)
+        # animations="disabled" finishes the sidebar's slide-out transition before the shot and the measurement
+        page.screenshot(path=str(screenshots / "mobile" / _shot_name(path)), animations="disabled")
+        report.phone = page.evaluate(PHONE_JS)
+        page.close()
+    context.close()
+    if blocked:
+        next(iter(reports.values())).other_hosts.extend(f"{url} (outside any tab)" for url in blocked)
+    return reports
+
+
+def _fmt(found):
+    return "\n".join(f"  {path}: {item}" for path, items in found.items() for item in items)
+
+
+# Every page
+
+
+def test_no_request_leaves_the_site(crawl):
+    found = {p: r.other_hosts for p, r in crawl.items() if r.other_hosts}
+    assert not found, "pages tried to load from other hosts (the requests were failed):\n" + _fmt(found)
+
+
+def test_no_failed_request(crawl):
+    found = {p: r.failed_requests for p, r in crawl.items() if r.failed_requests}
+    assert not found, "requests to the site failed:\n" + _fmt(found)
+
+
+def test_no_javascript_error(crawl):
+    found = {p: r.page_errors + r.console_errors for p, r in crawl.items() if r.page_errors or r.console_errors}
+    assert not found, "the browser reported errors:\n" + _fmt(found)
+
+
+def test_every_math_element_is_typeset(crawl):
+    found = {p: r.info["math_untypeset"] + r.info["math_errors"] for p, r in crawl.items()
+             if r.info["math_untypeset"] or r.info["math_errors"]}
+    assert not found, "maths MathJax did not typeset, or typeset as an error:\n" + _fmt(found)
+    assert sum(r.info["math_total"] for r in crawl.values()) > 0, "no maths anywhere: is MathJax wired up?"
+
+
+def test_every_image_loads_and_has_alt_text(crawl):
+    found = {}
+    for path, report in crawl.items():
+        for img in report.info["images"]:
+            problems = []
+            if not img["ok"]:
+                problems.append("does not load")
+            if not img["alt"]:
+                problems.append("has no alt text")
+            elif re.search(r"\.(png|jpe?g|svg|gif)$", img["alt"], re.I):
+                problems.append(f"has a file name for alt text ({img['alt']})")
+            if problems:
+                found.setdefault(path, []).append(f"{img['src']} " + ", ".join(problems))
+    assert not found, "images:\n" + _fmt(found)
+
+
+def test_every_internal_link_resolves(crawl, base_url):
+    ids = {base_url + path: set(r.info["ids"]) for path, r in crawl.items()}
+    status = {}
+    found = {}
+    for path, report in crawl.items():
+        for href in report.info["links"]:
+            if not href.startswith(base_url):
+                continue
+            url, _, fragment = href.partition("#")
+            if url.endswith("/"):
+                url += "index.html"
+            if url not in status:
+                try:
+                    with urllib.request.urlopen(urllib.request.Request(url, method="HEAD"), timeout=10) as response:
+                        status[url] = response.status
+                except urllib.error.HTTPError as error:
+                    status[url] = error.code
+            if status[url] != 200:
+                found.setdefault(path, []).append(f"{href}: HTTP {status[url]}")
+            elif fragment and url in ids and urllib.parse.unquote(fragment) not in ids[url]:
+                found.setdefault(path, []).append(f"{href}: no element with id {fragment!r}")
+    assert not found, "broken internal links:\n" + _fmt(found)
+
+
+def test_titles_read_cleanly(crawl):
+    """A chapter's number comes from _toc.yml, once ("3. Title", not "3. 3. Title"); a tab's title has no TeX."""
+    problems = set()
+    for path, report in crawl.items():
+        if "\\(" in report.info["title"] or "$" in report.info["title"]:
+            problems.add(f"{path}: TeX in the browser tab's title: {report.info['title']!r}")
+        for heading in report.info["headings"]:  # the page's title and the table of contents in the sidebar
+            if re.match(r"(\d+(\.\d+)*)\.? +\1\. ", heading):
+                problems.add(f"numbered twice: {heading.removesuffix('#').strip()!r}")
+    assert not problems, "titles:\n" + "\n".join(sorted(problems))
+
+
+def test_dark_system_setting_gives_dark_pages(crawl):
+    found = {p: [f"data-theme is {r.dark_theme!r}"] for p, r in crawl.items() if r.dark_theme != "dark"}
+    assert not found, "with a dark system colour scheme these pages stayed light:\n" + _fmt(found)
+
+
+def test_phone_viewport_shows_content_without_horizontal_scroll(crawl):
+    found = {}
+    for path, report in crawl.items():
+        m = report.phone
+        if m["scroll_width"] > m["width"] + 1:
+            found.setdefault(path, []).append(
+                f"the page is {m['scroll_width']}px wide on a {m['width']}px screen; sticking out: {m['wide']}")
+        if m["article_width"] < 0.8 * m["width"] or not m["title_shown"]:
+            found.setdefault(path, []).append(
+                f"the content is not shown at full width ({m['article_width']:.0f}px) or its title is cut off")
+    assert not found, "on a phone:\n" + _fmt(found)
+
+
+# Site-wide features
+
+
+def test_search_finds_english_and_chinese_terms(browser, base_url):
+    blocked = []
+    context = _offline_context(browser, base_url, blocked, viewport=DESKTOP)
+    page = context.new_page()
+    errors = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    # As a reader does it: the search button in the header, type, Enter.
+    page.goto(base_url + "intro.html")
+    page.locator("button.search-button__button:visible").first.click()
+    box = page.locator("#pst-search-dialog input[name=q]")
+    box.fill("softmax")
+    box.press("Enter")
+    page.wait_for_url(re.compile(r"search\.html\?q=softmax"))
+    results = {}
+    for term in ("softmax", "注意力"):
+        if term != "softmax":
+            page.goto(base_url + "search.html?q=" + urllib.parse.quote(term))
+        page.wait_for_function("(document.querySelector('#search-results .search-summary') || {}).textContent")
+        results[term] = page.locator("#search-results ul.search > li a").all_inner_texts()
+    context.close()
+    assert not errors and not blocked, (errors, blocked)
+    assert all(results.values()), f"search found nothing for some terms: {results}"
+
+
+def test_dark_mode_button_toggles_and_is_remembered(browser, base_url, crawl, screenshots):
+    blocked = []
+    context = _offline_context(browser, base_url, blocked, viewport=DESKTOP, color_scheme="light")
+    page = context.new_page()
+    errors = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.goto(base_url + "intro.html")
+    html = page.locator("html")
+    assert html.get_attribute("data-theme") == "light"
+    light = page.evaluate("getComputedStyle(document.body).backgroundColor")
+    for _ in range(3):  # the button cycles through light, dark and auto
+        if html.get_attribute("data-theme") == "dark":
+            break
+        page.locator("button.theme-switch-button:visible").first.click()
+    assert html.get_attribute("data-theme") == "dark", "the colour-mode button never switched to dark"
+    dark = page.evaluate("getComputedStyle(document.body).backgroundColor")
+    assert _luminance(dark) < 0.2 < _luminance(light), f"background: light {light}, dark {dark}"
+    chapter = next((p for p in crawl if p.startswith("chapters/")), "glossary.html")
+    page.goto(base_url + chapter)  # the choice is remembered on the next page
+    assert html.get_attribute("data-theme") == "dark", f"{chapter} forgot the dark mode"
+    page.screenshot(path=str(screenshots / "dark" / ("toggled__" + _shot_name(chapter))))
+    context.close()
+    assert not errors and not blocked, (errors, blocked)
+
+
+def _luminance(css_colour):
+    r, g, b = (int(v) / 255 for v in re.findall(r"\d+", css_colour)[:3])
+    return 0.2126 * r + 0.7152 * g + 0.0722 * b
+
+
+def test_phone_menu_opens_the_table_of_contents(browser, base_url, screenshots):
+    blocked = []
+    context = _offline_context(browser, base_url, blocked, viewport=PHONE, is_mobile=True, has_touch=True)
+    page = context.new_page()
+    page.goto(base_url + "intro.html")
+    toc = page.locator("nav.bd-docs-nav a.reference:visible", has_text="Glossary")
+    assert toc.count() == 0, "on a phone the table of contents should be folded away"
+    page.locator("button.primary-toggle:visible").first.click()
+    toc.first.wait_for(state="visible")
+    page.screenshot(path=str(screenshots / "mobile" / "menu_open.png"))
+    context.close()
+    assert not blocked, blocked
+
+
+# Chapter pages
+
+
+@pytest.fixture(scope="session")
+def chapters(crawl, root):
+    """The reports of the chapter pages: every page built from chapters/*.ipynb."""
+    found = {p: r for p, r in crawl.items() if p.startswith("chapters/") and (root / p).with_suffix(".ipynb").exists()}
+    if not found:
+        pytest.fail("no chapter pages in the built site: chapters/*.ipynb should be listed in _toc.yml")
+    return found
+
+
+def test_chapters_download_as_their_notebook(chapters, root):
+    problems = []
+    for path, r in chapters.items():
+        source = json.loads((root / path).with_suffix(".ipynb").read_text(encoding="utf-8"))
+        if not (r.info["download"] or "").endswith(".ipynb"):
+            problems.append(f"{path}: the download menu offers {r.info['download']!r}, not a .ipynb")
+        elif not r.download_visible:
+            problems.append(f"{path}: the .ipynb link does not show when the download menu is opened")
+        elif not isinstance(r.notebook, dict):
+            problems.append(f"{path}: {r.info['download']} is not a notebook: {r.notebook}")
+        elif r.notebook.get("nbformat") != 4 or r.notebook.get("cells") != source["cells"]:
+            problems.append(f"{path}: {r.info['download']} is not the chapter's notebook")
+    assert not problems, "\n".join(problems)
+
+
+def test_chapters_open_with_their_place_in_the_lecture(chapters):
+    problems = []
+    for path, r in chapters.items():
+        box = r.info["lecture"]
+        if not box or not box["visible"]:
+            problems.append(f"{path}: no visible 'In the lecture' admonition")
+        elif not box["first"]:
+            problems.append(f"{path}: the 'In the lecture' admonition comes after the first section")
+        elif not (re.search(r"[上下]", box["text"]) and re.search(r"slide", box["text"], re.I)) and not re.search(
+            r"beyond", box["text"], re.I
+        ):
+            problems.append(f"{path}: the admonition names no lecture part (上/下) and slides: {box['text']!r}")
+    assert not problems, "\n".join(problems)
+
+
+def test_plotting_code_is_folded_one_click_away(chapters):
+    problems = []
+    for path, r in chapters.items():
+        if r.info["hidden_code_shown"]:
+            problems.append(f"{path}: {r.info['hidden_code_shown']} hide-input cells show their code before a click")
+        if r.info["hidden_cells"] and not r.hidden_code_opens:
+            problems.append(f"{path}: a hide-input cell does not show its code when clicked")
+    assert not problems, "\n".join(problems)
+    assert any(r.info["hidden_cells"] for r in chapters.values()), "no chapter folds its plotting code (hide-input)"
+
+
+def test_figures_are_numbered_and_cross_referenced(chapters, base_url):
+    numbers = {}  # figure URL -> "Fig. N" as its caption shows it
+    problems = []
+    for path, r in chapters.items():
+        for fig in r.info["figures"]:
+            if not FIG_NUMBER.fullmatch(fig["number"]):
+                problems.append(f"{path}: figure {fig['id'] or '?'} is not numbered 'Fig. N': {fig['number']!r}")
+            elif not fig["caption"]:
+                problems.append(f"{path}: figure {fig['id']} has no caption")
+            else:
+                numbers[f"{base_url}{path}#{fig['id']}"] = fig["number"]
+    refs = [(p, ref) for p, r in chapters.items() for ref in r.info["numrefs"] if ref["text"].startswith("Fig")]
+    for path, ref in refs:
+        if ref["href"] not in numbers:
+            problems.append(f"{path}: {{numref}} {ref['text']!r} links to {ref['href']}, not a numbered figure")
+        elif numbers[ref["href"]] not in ref["text"]:
+            problems.append(f"{path}: {{numref}} says {ref['text']!r} but the figure is {numbers[ref['href']]!r}")
+    assert not problems, "\n".join(problems)
+    assert numbers, "no numbered figure in any chapter"
+    assert refs, "no chapter refers to a figure with {numref}"

@@ -1,0 +1,88 @@
+"""The checkers of chapter 8 (book chapter 6): a reference solution passes, typical wrong answers fail with a hint."""
+
+import numpy as np
+import pytest
+
+from attn.exercises import ch08
+
+# --- reference solutions (the same ones the chapter folds away) ------------------------------------
+
+
+def merge_reference(m1, l1, m2, l2):
+    m = max(m1, m2)
+    return m, l1 * np.exp(m1 - m) + l2 * np.exp(m2 - m)
+
+
+def count_reference(N, width):
+    return sum(min(N - 1, i + width) - max(0, i - width) + 1 for i in range(N))
+
+
+# --- longest speech --------------------------------------------------------------------------------
+
+def test_longest_speech_right():
+    assert "16384" in ch08.check_longest_speech(163.84)
+
+
+@pytest.mark.parametrize("answer, hint", [
+    (115.85, "float64"),
+    (np.sqrt(2**30) / 100, "4 bytes"),
+    (2**30 / 4 / 100, "square root"),
+    (60.0, "Solve N"),
+    ("long", "number of seconds"),
+])
+def test_longest_speech_wrong(answer, hint):
+    with pytest.raises(AssertionError, match=hint):
+        ch08.check_longest_speech(answer)
+
+
+# --- merge of two softmax summaries ----------------------------------------------------------------
+
+def test_merge_right():
+    assert "Right" in ch08.check_merge(merge_reference)
+
+
+def test_merge_without_rescaling_fails():
+    with pytest.raises(AssertionError, match="rescale"):
+        ch08.check_merge(lambda m1, l1, m2, l2: (max(m1, m2), l1 + l2))
+
+
+def test_merge_that_overflows_fails():
+    def naive(m1, l1, m2, l2):
+        m = max(m1, m2)
+        return m, (l1 * np.exp(m1) + l2 * np.exp(m2)) / np.exp(m)
+
+    with pytest.raises(AssertionError, match="never exponentiate a maximum"):
+        ch08.check_merge(naive)
+
+
+def test_merge_with_a_wrong_maximum_fails():
+    with pytest.raises(AssertionError, match="larger of m1 and m2"):
+        ch08.check_merge(lambda m1, l1, m2, l2: (min(m1, m2), l1 + l2))
+
+
+def test_merge_must_return_a_pair():
+    with pytest.raises(AssertionError, match="pair"):
+        ch08.check_merge(lambda m1, l1, m2, l2: l1 + l2)
+    with pytest.raises(AssertionError, match="returned None"):
+        ch08.check_merge(lambda m1, l1, m2, l2: None)
+
+
+# --- band count ------------------------------------------------------------------------------------
+
+def test_band_count_right():
+    assert "linearly" in ch08.check_band_count(count_reference)
+
+
+def test_band_count_ignoring_the_edges_fails():
+    with pytest.raises(AssertionError, match="near the ends"):
+        ch08.check_band_count(lambda N, width: N * (2 * width + 1))
+
+
+def test_band_count_full_matrix_fails():
+    with pytest.raises(AssertionError, match="should be"):
+        ch08.check_band_count(lambda N, width: N * N)
+
+
+def test_band_count_not_a_function():
+    with pytest.raises(AssertionError, match="pass your function itself"):
+        ch08.check_band_count(42)
