@@ -90,3 +90,19 @@ def check_mask(mask, N):
         i = int(np.argmax(empty))
         raise ValueError(f"mask column {i} is all False: query {i} would attend to no key")
     return mask
+
+
+def check_sequence(I):
+    """Return the sequence ``I`` as a float (d, N) array with d > 0 and N > 0."""
+    I = as_array("I", I, ndim=2)
+    check_positive_length("I", I, axis=1)
+    if I.shape[0] == 0:
+        raise ValueError(f"I has shape {I.shape}: each vector needs at least one entry (d > 0)")
+    return I
+
+
+def check_count(name, value, minimum):
+    """Return ``value`` as an int, or raise ValueError if it is not an integer >= ``minimum``."""
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum:
+        raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}")
+    return int(value)

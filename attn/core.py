@@ -17,10 +17,11 @@ import numpy as np
 
 from ._checks import (
     as_array,
+    check_count,
     check_mask,
-    check_positive_length,
     check_projection,
     check_scale,
+    check_sequence,
 )
 
 
@@ -65,17 +66,9 @@ def softmax(x, axis=0):
     return e / np.sum(e, axis=axis, keepdims=True)
 
 
-def _check_sequence(I):
-    I = as_array("I", I, ndim=2)
-    check_positive_length("I", I, axis=1)
-    if I.shape[0] == 0:
-        raise ValueError(f"I has shape {I.shape}: each vector needs at least one entry (d > 0)")
-    return I
-
-
 def _check_single_head(I, W_q, W_k, W_v):
     """Validate one head's arguments; return them as float arrays."""
-    I = _check_sequence(I)
+    I = check_sequence(I)
     W_q = as_array("W_q", W_q, ndim=2)
     W_k = as_array("W_k", W_k, ndim=2)
     W_v = as_array("W_v", W_v, ndim=2)
@@ -203,7 +196,7 @@ def self_attention_loop(I, W_q, W_k, W_v, *, scale=1.0):
 
 
 def _check_heads(I, W_q, W_k, W_v, W_o):
-    I = _check_sequence(I)
+    I = check_sequence(I)
     W_q = as_array("W_q", W_q, ndim=3)
     W_k = as_array("W_k", W_k, ndim=3)
     W_v = as_array("W_v", W_v, ndim=3)
@@ -336,7 +329,7 @@ def band_mask(N, width):
     (N, N) bool ndarray
         ``mask[j, i]`` is True when |i - j| <= width.
     """
-    N, width = _check_count("N", N, 1), _check_count("width", width, 0)
+    N, width = check_count("N", N, 1), check_count("width", width, 0)
     j, i = np.indices((N, N))
     return np.abs(i - j) <= width
 
@@ -349,12 +342,6 @@ def causal_mask(N):
     (N, N) bool ndarray
         ``mask[j, i]`` is True when j <= i (upper triangle, key rows and query columns).
     """
-    N = _check_count("N", N, 1)
+    N = check_count("N", N, 1)
     j, i = np.indices((N, N))
     return j <= i
-
-
-def _check_count(name, value, minimum):
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum:
-        raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}")
-    return int(value)

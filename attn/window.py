@@ -13,27 +13,13 @@ Sequences are (d, N) matrices whose columns are the vectors a^1 ... a^N, as in t
 
 import numpy as np
 
-from ._checks import as_array, check_positive_length
+from ._checks import as_array, check_count, check_sequence
 
 #: "I saw a saw" (lecture slide 7) and its part-of-speech tags.
 SAW_SENTENCE = ("I", "saw", "a", "saw")
 SAW_TAGS = ("N", "V", "DET", "N")
 SAW_VOCABULARY = ("I", "saw", "a")
 TAGSET = ("N", "V", "DET")
-
-
-def _check_sequence(I):
-    I = as_array("I", I, ndim=2)
-    check_positive_length("I", I, axis=1)
-    if I.shape[0] == 0:
-        raise ValueError(f"I has shape {I.shape}: each vector needs at least one entry (d > 0)")
-    return I
-
-
-def _check_count(name, value, minimum):
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum:
-        raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}")
-    return int(value)
 
 
 def per_vector_fc(I, W, c=None):
@@ -53,7 +39,7 @@ def per_vector_fc(I, W, c=None):
         Column i is b^i = W a^i + c. It depends on a^i alone, so equal input
         columns give equal output columns, whatever W and c are.
     """
-    I = _check_sequence(I)
+    I = check_sequence(I)
     W = as_array("W", W, ndim=2)
     if W.shape[1] != I.shape[0]:
         raise ValueError(f"W has shape {W.shape} but I has shape {I.shape}: W needs {I.shape[0]} columns")
@@ -87,8 +73,8 @@ def window_features(I, k):
            [1., 2., 3.],
            [2., 3., 0.]])
     """
-    I = _check_sequence(I)
-    k = _check_count("k", k, 0)
+    I = check_sequence(I)
+    k = check_count("k", k, 0)
     d, N = I.shape
     padded = np.concatenate([np.zeros((d, k)), I, np.zeros((d, k))], axis=1)  # (d, N + 2k)
     return np.concatenate([padded[:, m : m + N] for m in range(2 * k + 1)], axis=0)
@@ -126,8 +112,8 @@ def fc_param_count(d_in, d_out):
     >>> fc_param_count(429, 1024)
     440320
     """
-    d_in = _check_count("d_in", d_in, 1)
-    d_out = _check_count("d_out", d_out, 1)
+    d_in = check_count("d_in", d_in, 1)
+    d_out = check_count("d_out", d_out, 1)
     return d_in * d_out + d_out
 
 
@@ -148,8 +134,8 @@ def window_param_count(d, k, d_out):
     int
         ((2k + 1) d + 1) d_out: linear in the window size.
     """
-    d = _check_count("d", d, 1)
-    k = _check_count("k", k, 0)
+    d = check_count("d", d, 1)
+    k = check_count("k", k, 0)
     return fc_param_count((2 * k + 1) * d, d_out)
 
 
@@ -169,7 +155,7 @@ def fit_fc(X, Y):
     c : (d_out,) ndarray
         The minimum-norm solution of min ||W X + c 1^T - Y||^2.
     """
-    X = _check_sequence(X)
+    X = check_sequence(X)
     Y = as_array("Y", Y, ndim=2)
     if Y.shape[1] != X.shape[1]:
         raise ValueError(f"X has shape {X.shape} and Y has shape {Y.shape}: they need the same number of columns N")
@@ -192,7 +178,7 @@ def predict_tags(B, tagset=TAGSET):
     list of str, length N
         Ties (two tags within 1e-9 of the top) come back as "?", since the model cannot decide.
     """
-    B = _check_sequence(B)
+    B = check_sequence(B)
     tagset = list(tagset)
     if len(tagset) != B.shape[0]:
         raise ValueError(f"B has shape {B.shape} but tagset has {len(tagset)} tags: one row per tag")
@@ -220,7 +206,7 @@ def long_range_pair(gap):
     past_tags, present_tags : list of str
         Their tags; they differ only in the last entry ("V-past" vs "V-pres").
     """
-    gap = _check_count("gap", gap, 1)
+    gap = check_count("gap", gap, 1)
     middle = ["after", "a"] + ["very"] * gap + ["long", "walk", "I", "read"]
     middle_tags = ["P", "DET"] + ["ADV"] * gap + ["ADJ", "N", "N"]
     past = ["yesterday"] + middle

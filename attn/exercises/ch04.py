@@ -8,6 +8,7 @@ import numpy as np
 
 from ..core import self_attention, softmax
 from ..rows import count_parameters
+from ._common import call_student
 
 
 def _cases():
@@ -16,19 +17,6 @@ def _cases():
     for d, d_k, d_v, N in ((3, 2, 4, 5), (4, 3, 2, 1), (2, 5, 3, 7)):
         yield (rng.normal(size=(d, N)), rng.normal(size=(d_k, d)), rng.normal(size=(d_k, d)),
                rng.normal(size=(d_v, d)))
-
-
-def _call(func, name, *args):
-    if not callable(func):
-        raise AssertionError(f"pass your function itself, got {type(func).__name__}")
-    try:
-        result = func(*args)
-    except Exception as exc:
-        shapes = ", ".join(str(np.shape(a)) for a in args)
-        raise AssertionError(f"{name} raised {type(exc).__name__} on shapes {shapes}: {exc}") from exc
-    if result is None:
-        raise AssertionError(f"{name} returned None: end it with `return`")
-    return result
 
 
 def check_matrix_form(attention):
@@ -40,7 +28,7 @@ def check_matrix_form(attention):
         A confirmation when O and A_prime equal :func:`attn.self_attention`'s on every case.
     """
     for I, W_q, W_k, W_v in _cases():
-        result = _call(attention, "attention", I, W_q, W_k, W_v)
+        result = call_student(attention, "attention", I, W_q, W_k, W_v)
         if not (isinstance(result, tuple) and len(result) == 2):
             raise AssertionError("attention should return the pair (O, A_prime)")
         O, A_prime = (np.asarray(x, dtype=float) for x in result)
@@ -105,7 +93,7 @@ def check_row_form(row_attention):
     """
     for I, W_q, W_k, W_v in _cases():
         X = I.T
-        Y = np.asarray(_call(row_attention, "row_attention", X, W_q, W_k, W_v), dtype=float)
+        Y = np.asarray(call_student(row_attention, "row_attention", X, W_q, W_k, W_v), dtype=float)
         O_ref, _ = self_attention(I, W_q, W_k, W_v)
         if Y.shape != O_ref.T.shape:
             if Y.shape == O_ref.shape:
