@@ -25,7 +25,7 @@ array is a free view, so the column-form arguments cost nothing to turn around.
 
 import numpy as np
 
-from ._checks import as_array, check_scale
+from ._checks import as_array, check_count, check_scale
 from .core import softmax
 
 
@@ -53,9 +53,9 @@ def attention_matrix_bytes(N, *, N_k=None, heads=1, dtype=np.float64):
     >>> attention_matrix_bytes(500)  # five seconds of speech, float64
     2000000
     """
-    N = _check_int("N", N, 1)
-    N_k = N if N_k is None else _check_int("N_k", N_k, 1)
-    heads = _check_int("heads", heads, 1)
+    N = check_count("N", N, 1)
+    N_k = N if N_k is None else check_count("N_k", N_k, 1)
+    heads = check_count("heads", heads, 1)
     return heads * N_k * N * np.dtype(dtype).itemsize
 
 
@@ -78,9 +78,9 @@ def attention_flops(N, *, d_k, d_v, N_k=None, heads=1):
         ``2 * heads * N * N_k * (d_k + d_v)``: K^T Q costs 2 d_k per score, V A' costs 2 d_v
         per score (one multiply and one add each). The softmax's exponentials are not counted.
     """
-    N = _check_int("N", N, 1)
-    N_k = N if N_k is None else _check_int("N_k", N_k, 1)
-    d_k, d_v, heads = _check_int("d_k", d_k, 1), _check_int("d_v", d_v, 1), _check_int("heads", heads, 1)
+    N = check_count("N", N, 1)
+    N_k = N if N_k is None else check_count("N_k", N_k, 1)
+    d_k, d_v, heads = check_count("d_k", d_k, 1), check_count("d_v", d_v, 1), check_count("heads", heads, 1)
     return 2 * heads * N * N_k * (d_k + d_v)
 
 
@@ -100,7 +100,7 @@ def band_pairs(N, width):
         The number of True entries of ``band_mask(N, width)``: N (2w + 1) - w (w + 1) with
         w = min(width, N - 1). For a fixed width it grows linearly with N, not as N^2.
     """
-    N, width = _check_int("N", N, 1), _check_int("width", width, 0)
+    N, width = check_count("N", N, 1), check_count("width", width, 0)
     w = min(width, N - 1)
     return N * (2 * w + 1) - w * (w + 1)
 
@@ -180,7 +180,7 @@ def chunked_attention(Q, K, V, *, scale=1.0, block=512):
     """
     Q, K, V, dt = _check_qkv(Q, K, V)
     scale = check_scale(scale)
-    block = _check_int("block", block, 1)
+    block = check_count("block", block, 1)
     lead, (Q3, K3, V3) = Q.shape[:-2], _stack_heads(Q, K, V)
     H, d_k, N_q = Q3.shape
     N_k, d_v = K3.shape[2], V3.shape[1]
@@ -244,8 +244,8 @@ def streaming_attention(Q, K, V, *, scale=1.0, block=512, key_block=1024):
     """
     Q, K, V, dt = _check_qkv(Q, K, V)
     scale = check_scale(scale)
-    block = _check_int("block", block, 1)
-    key_block = _check_int("key_block", key_block, 1)
+    block = check_count("block", block, 1)
+    key_block = check_count("key_block", key_block, 1)
     lead, (Q3, K3, V3) = Q.shape[:-2], _stack_heads(Q, K, V)
     H, d_k, N_q = Q3.shape
     N_k, d_v = K3.shape[2], V3.shape[1]
@@ -317,9 +317,9 @@ def truncated_attention(Q, K, V, *, width, scale=1.0, block=256):
     linear in N for a fixed width (lecture part 下, slide 32).
     """
     Q, K, V, dt = _check_qkv(Q, K, V)
-    width = _check_int("width", width, 0)
+    width = check_count("width", width, 0)
     scale = check_scale(scale)
-    block = _check_int("block", block, 1)
+    block = check_count("block", block, 1)
     N = Q.shape[-1]
     if K.shape[-1] != N:
         raise ValueError(
@@ -387,9 +387,3 @@ def _check_rect_mask(mask, N_k, N_q):
         i = int(np.argmin(mask.any(axis=0)))
         raise ValueError(f"mask column {i} is all False: query {i} would attend to no key")
     return mask
-
-
-def _check_int(name, value, minimum):
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum:
-        raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}")
-    return int(value)

@@ -41,3 +41,14 @@ def site(root):
     if not (html / "index.html").exists():
         pytest.skip("the site is not built: run `make book` (or `make test`, which builds it first)")
     return html
+
+
+@pytest.fixture(scope="module")
+def torch():
+    """PyTorch, seeded; skips (a failure in CI) when the test extra is not installed."""
+    try:
+        import torch
+    except ImportError:
+        pytest.skip("torch is not installed (it is in the test extra: pip install -e '.[test]')")
+    torch.manual_seed(0)
+    return torch

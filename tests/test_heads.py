@@ -195,15 +195,6 @@ def test_fused_rejects_bad_input(change, message):
 
 # --- against PyTorch ------------------------------------------------------------------------------
 
-@pytest.fixture(scope="module")
-def torch():
-    try:
-        import torch
-    except ImportError:
-        pytest.skip("torch is not installed (it is in the test extra: pip install -e '.[test]')")
-    torch.manual_seed(0)
-    return torch
-
 
 @pytest.mark.parametrize("d, h, N", [(4, 1, 5), (8, 2, 6), (12, 3, 10), (80, 2, 7), (6, 6, 3)])
 def test_fused_equals_torch_multihead_attention(torch, d, h, N):

@@ -10,16 +10,6 @@ import pytest
 import attn
 
 
-@pytest.fixture(scope="module")
-def torch():
-    try:
-        import torch
-    except ImportError:
-        pytest.skip("torch is not installed (it is in the test extra: pip install -e '.[test]')")
-    torch.manual_seed(0)
-    return torch
-
-
 def rows(x, torch):
     """Lecture columns (d, N) -> PyTorch rows (1, N, d), float64."""
     return torch.from_numpy(np.ascontiguousarray(x.T))[None]
