@@ -1,4 +1,4 @@
-"""A toy tagging task that no fixed window can solve (chapter 9).
+"""A toy tagging task that no fixed window can solve (chapter 10).
 
 Sentences are made of words from a small vocabulary. Most words always take the
 same tag ("the" is DET, "dog" is N). Four words are ambiguous, like the lecture's

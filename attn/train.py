@@ -1,4 +1,4 @@
-"""Learning W_q, W_k, W_v from data, with hand-written gradients (chapter 9).
+"""Learning W_q, W_k, W_v from data, with hand-written gradients (chapter 10).
 
 Two taggers for :mod:`attn.tagging_data`, written in numpy only:
 

@@ -1,81 +1,88 @@
-"""Chapter 9's exercise checkers: the reference solutions pass, typical wrong answers fail with a hint."""
+"""The checkers of chapter 9 (the cost of attention): a reference solution passes, typical wrong answers fail with a hint."""
 
 import numpy as np
 import pytest
 
-from attn import tagging_data as D
 from attn.exercises import ch09
 
-
-# --- exercise 1: the column-softmax gradient ---------------------------------------------------------
-
-def softmax_backward_reference(A_prime, dA_prime):
-    return A_prime * (dA_prime - (A_prime * dA_prime).sum(axis=0))
+# --- reference solutions (the same ones the chapter folds away) ------------------------------------
 
 
-def test_softmax_backward_reference_passes():
-    assert "Correct" in ch09.check_softmax_backward(softmax_backward_reference)
+def merge_reference(m1, l1, m2, l2):
+    m = max(m1, m2)
+    return m, l1 * np.exp(m1 - m) + l2 * np.exp(m2 - m)
 
 
-@pytest.mark.parametrize("wrong, hint", [
-    (lambda A_prime, dA_prime: A_prime * dA_prime, "is missing"),
-    (lambda A_prime, dA_prime: A_prime * (dA_prime - (A_prime * dA_prime).sum(axis=1, keepdims=True)),
-     "summed over a row"),
-    (lambda A_prime, dA_prime: dA_prime, "dA is wrong"),
-    (lambda A_prime, dA_prime: dA_prime[:1], "should have shape"),
+def count_reference(N, width):
+    return sum(min(N - 1, i + width) - max(0, i - width) + 1 for i in range(N))
+
+
+# --- longest speech --------------------------------------------------------------------------------
+
+def test_longest_speech_right():
+    assert "16384" in ch09.check_longest_speech(163.84)
+
+
+@pytest.mark.parametrize("answer, hint", [
+    (115.85, "float64"),
+    (np.sqrt(2**30) / 100, "4 bytes"),
+    (2**30 / 4 / 100, "square root"),
+    (60.0, "Solve N"),
+    ("long", "number of seconds"),
 ])
-def test_softmax_backward_wrong_answers_fail(wrong, hint):
+def test_longest_speech_wrong(answer, hint):
     with pytest.raises(AssertionError, match=hint):
-        ch09.check_softmax_backward(wrong)
+        ch09.check_longest_speech(answer)
 
 
-# --- exercise 2: the gradient of W_v -----------------------------------------------------------------
+# --- merge of two softmax summaries ----------------------------------------------------------------
 
-def test_value_gradient_reference_passes():
-    assert "Correct" in ch09.check_value_gradient(lambda I, A_prime, dO: dO @ A_prime.T @ I.T)
-
-
-@pytest.mark.parametrize("wrong, hint", [
-    (lambda I, A_prime, dO: dO @ I.T, "attention weights are missing"),
-    (lambda I, A_prime, dO: dO @ A_prime @ I.T, "transpose A_prime"),
-    (lambda I, A_prime, dO: 2 * dO @ A_prime.T @ I.T, "dW_v is wrong"),
-    (lambda I, A_prime, dO: I @ A_prime @ dO.T, "should have shape"),
-])
-def test_value_gradient_wrong_answers_fail(wrong, hint):
-    with pytest.raises(AssertionError, match=hint):
-        ch09.check_value_gradient(wrong)
+def test_merge_right():
+    assert "Right" in ch09.check_merge(merge_reference)
 
 
-# --- exercise 3: the window ceiling ------------------------------------------------------------------
-
-def ceiling_reference(sentences, half_width):
-    n_tokens = sum(len(t) for t, _ in sentences)
-    blind = 0
-    for tokens, _ in sentences:
-        cue = D.cue_position(tokens)
-        blind += sum(abs(i - cue) > half_width for i in np.flatnonzero(D.is_ambiguous(tokens)))
-    return 1 - 0.5 * blind / n_tokens
+def test_merge_without_rescaling_fails():
+    with pytest.raises(AssertionError, match="rescale"):
+        ch09.check_merge(lambda m1, l1, m2, l2: (max(m1, m2), l1 + l2))
 
 
-def test_window_ceiling_reference_passes():
-    assert "Correct" in ch09.check_window_ceiling(ceiling_reference)
+def test_merge_that_overflows_fails():
+    def naive(m1, l1, m2, l2):
+        m = max(m1, m2)
+        return m, (l1 * np.exp(m1) + l2 * np.exp(m2)) / np.exp(m)
+
+    with pytest.raises(AssertionError, match="never exponentiate a maximum"):
+        ch09.check_merge(naive)
 
 
-def ceiling_zero_when_blind(sentences, half_width):
-    n_tokens = sum(len(t) for t, _ in sentences)
-    return 1 - np.sum(D.cue_distances(sentences) > half_width) / n_tokens
+def test_merge_with_a_wrong_maximum_fails():
+    with pytest.raises(AssertionError, match="larger of m1 and m2"):
+        ch09.check_merge(lambda m1, l1, m2, l2: (min(m1, m2), l1 + l2))
 
 
-def ceiling_strict(sentences, half_width):
-    n_tokens = sum(len(t) for t, _ in sentences)
-    return 1 - 0.5 * np.sum(D.cue_distances(sentences) >= half_width) / n_tokens
+def test_merge_must_return_a_pair():
+    with pytest.raises(AssertionError, match="pair"):
+        ch09.check_merge(lambda m1, l1, m2, l2: l1 + l2)
+    with pytest.raises(AssertionError, match="returned None"):
+        ch09.check_merge(lambda m1, l1, m2, l2: None)
 
 
-@pytest.mark.parametrize("wrong, hint", [
-    (ceiling_zero_when_blind, "half the time"),
-    (ceiling_strict, "exactly half_width words away"),
-    (lambda sentences, half_width: 0.5, "expected"),
-])
-def test_window_ceiling_wrong_answers_fail(wrong, hint):
-    with pytest.raises(AssertionError, match=hint):
-        ch09.check_window_ceiling(wrong)
+# --- band count ------------------------------------------------------------------------------------
+
+def test_band_count_right():
+    assert "linearly" in ch09.check_band_count(count_reference)
+
+
+def test_band_count_ignoring_the_edges_fails():
+    with pytest.raises(AssertionError, match="near the ends"):
+        ch09.check_band_count(lambda N, width: N * (2 * width + 1))
+
+
+def test_band_count_full_matrix_fails():
+    with pytest.raises(AssertionError, match="should be"):
+        ch09.check_band_count(lambda N, width: N * N)
+
+
+def test_band_count_not_a_function():
+    with pytest.raises(AssertionError, match="pass your function itself"):
+        ch09.check_band_count(42)

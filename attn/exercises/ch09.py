@@ -1,123 +1,111 @@
-"""Checkers for chapter 9 (learning W_q, W_k, W_v from data).
+"""Checkers for the exercises of chapter 9: the cost of attention.
 
-Each checker raises ``AssertionError`` with a hint when the answer is wrong and returns
-a short message when it is right.
+Each checker raises ``AssertionError`` with a hint when the answer is wrong and returns a
+short message when it is right.
 """
 
 import numpy as np
 
-from .. import tagging_data, train
-from ..core import softmax
+from ..core import band_mask, softmax
+from ._common import call_student
 
 
-def _random_column_softmax(seed, N):
-    rng = np.random.default_rng(seed)
-    return softmax(rng.normal(size=(N, N)) * 2.0, axis=0), rng.normal(size=(N, N))
-
-
-def check_softmax_backward(backward):
-    """Check ``backward(A_prime, dA_prime)``: the gradient through the softmax of each column.
+def check_longest_speech(seconds):
+    """Check the longest speech (100 vectors a second) whose attention matrix fits in 1 GiB of float32.
 
     Parameters
     ----------
-    backward : callable
-        ``backward(A_prime, dA_prime)`` with both (N, N) arrays must return dA (N, N), the
-        gradient of the loss with respect to the scores A, where A_prime = softmax of each column of A.
+    seconds : float
+        The student's answer, in seconds.
 
     Returns
     -------
     str
-        A short confirmation.
+        A confirmation when the answer is within 0.01 s of N = 16384 vectors, 163.84 s.
     """
-    cases = [(seed, N) for seed, N in enumerate((3, 2, 5, 8, 1))]
-    for seed, N in cases:
-        A_prime, dA_prime = _random_column_softmax(seed, N)
-        got = np.asarray(backward(A_prime.copy(), dA_prime.copy()), dtype=float)
-        assert got.shape == (N, N), f"N = {N}: dA should have shape {(N, N)}, got {got.shape}"
-        expected = train.softmax_columns_backward(A_prime, dA_prime)
-        if np.allclose(got, expected, atol=1e-12):
-            continue
-        if np.allclose(got, A_prime * dA_prime, atol=1e-12):
-            raise AssertionError(
-                f"N = {N}: the term -A'[l, i] sum_j A'[j, i] dA'[j, i] is missing. Raising one score of a "
-                "column lowers every other weight of that column, because the column must still sum to 1"
-            )
-        row_version = A_prime * (dA_prime - np.sum(A_prime * dA_prime, axis=1, keepdims=True))
-        if np.allclose(got, row_version, atol=1e-12):
-            raise AssertionError(
-                f"N = {N}: you summed over a row (axis=1). A' is normalised down each column (one query, all "
-                "keys), so the sum runs over the keys j: axis=0"
-            )
-        raise AssertionError(
-            f"N = {N}: dA is wrong. Within column i, d A'[j, i] / d A[l, i] = A'[j, i] (delta_jl - A'[l, i])"
-        )
-    return f"Correct: the column-softmax gradient matches on {len(cases)} random cases (N = 1 ... 8)."
+    try:
+        seconds = float(seconds)
+    except (TypeError, ValueError):
+        raise AssertionError(f"answer with a number of seconds, got {seconds!r}") from None
+    N = int(np.sqrt(2**30 // 4))  # N^2 float32 numbers of 4 bytes each fill 2^30 bytes
+    right = N / 100
+    if abs(seconds - right) <= 0.01:
+        return f"Right: N = {N} vectors, {right:.2f} s of speech (under three minutes)."
+    if abs(seconds - np.sqrt(2**30 / 8) / 100) <= 0.01:
+        raise AssertionError("That is for float64 (8 bytes a number): the question asks for float32, 4 bytes.")
+    if abs(seconds - 2**30 / 4 / 100) <= 1 or abs(seconds - 2**30 / 4 / 100 / 60) <= 1:
+        raise AssertionError("The matrix holds N x N numbers, not N: take a square root.")
+    if abs(seconds - np.sqrt(2**30) / 100) <= 0.01:
+        raise AssertionError("Each float32 number takes 4 bytes: N^2 * 4 <= 2^30.")
+    raise AssertionError("Solve N^2 * 4 bytes <= 2^30 bytes (1 GiB) for N, then divide by 100 vectors a second.")
 
 
-def check_value_gradient(grad_W_v):
-    """Check ``grad_W_v(I, A_prime, dO)``: the gradient of the loss with respect to W_v, one sentence.
+def _merge_cases():
+    rng = np.random.default_rng(8)
+    for n1, n2, spread in ((3, 4, 1.0), (1, 1, 5.0), (6, 2, 1000.0), (5, 5, 1e6)):
+        x1, x2 = rng.normal(scale=spread, size=n1), rng.normal(scale=spread, size=n2)
+        yield x1, x2
+    yield np.array([2000.0]), np.array([-2000.0, 1990.0])  # exp of either maximum alone overflows
 
-    Parameters
-    ----------
-    grad_W_v : callable
-        ``grad_W_v(I, A_prime, dO)`` with I (d, N), A_prime (N, N) and dO (d_v, N), the
-        gradient with respect to O = W_v I A_prime, must return dW_v of shape (d_v, d).
+
+def check_merge(merge):
+    """Check ``merge(m1, l1, m2, l2) -> (m, l)``, the step at the heart of the online softmax.
+
+    For a part x1 of the scores, m1 = max(x1) and l1 = sum(exp(x1 - m1)); likewise for x2.
+    ``merge`` must return m = max of all scores and l = sum(exp(x - m)) over both parts,
+    from the four numbers alone.
 
     Returns
     -------
     str
-        A short confirmation.
+        A confirmation when the merged summaries give the softmax's denominator on every case,
+        including parts whose maxima differ by thousands.
     """
-    for seed, (d, d_v, N) in enumerate(((3, 2, 4), (4, 4, 1), (2, 5, 6))):
-        rng = np.random.default_rng(100 + seed)
-        I, dO = rng.normal(size=(d, N)), rng.normal(size=(d_v, N))
-        A_prime = softmax(rng.normal(size=(N, N)) * 2.0, axis=0)
-        got = np.asarray(grad_W_v(I.copy(), A_prime.copy(), dO.copy()), dtype=float)
-        assert got.shape == (d_v, d), f"(d, d_v, N) = {(d, d_v, N)}: dW_v should have shape {(d_v, d)}, got {got.shape}"
-        expected = dO @ A_prime.T @ I.T
-        if np.allclose(got, expected):
-            continue
-        if np.allclose(got, dO @ I.T):
-            raise AssertionError("the attention weights are missing: W_v reaches O through V = W_v I and then O = V A'")
-        if np.allclose(got, dO @ A_prime @ I.T):
-            raise AssertionError("O = V A' gives dV = dO A'^T: transpose A_prime before multiplying")
-        raise AssertionError("dW_v is wrong: chain O = V A' (so dV = dO A'^T) with V = W_v I (so dW_v = dV I^T)")
-    return "Correct: dW_v = dO A'^T I^T on 3 random shapes."
+    for x1, x2 in _merge_cases():
+        m1, m2 = x1.max(), x2.max()
+        l1, l2 = np.exp(x1 - m1).sum(), np.exp(x2 - m2).sum()
+        with np.errstate(all="ignore"):
+            result = call_student(merge, "merge", m1, l1, m2, l2)
+        if not (isinstance(result, tuple) and len(result) == 2):
+            raise AssertionError("merge should return the pair (m, l)")
+        m, l = (float(v) for v in result)
+        x = np.concatenate([x1, x2])
+        if not np.isfinite(m) or not np.isfinite(l):
+            raise AssertionError(
+                f"merge({m1:.4g}, {l1:.4g}, {m2:.4g}, {l2:.4g}) gave ({m}, {l}): never exponentiate a "
+                "maximum itself, only differences that are <= 0"
+            )
+        if not np.isclose(m, x.max(), rtol=1e-12):
+            raise AssertionError("m should be the larger of m1 and m2")
+        l_right = np.exp(x - x.max()).sum()
+        if not np.isclose(l, l_right, rtol=1e-9):
+            if np.isclose(l, l1 + l2, rtol=1e-9):
+                raise AssertionError("l1 and l2 are sums relative to different maxima: rescale each by exp(m_k - m)")
+            raise AssertionError(f"l should be sum(exp(x - m)) over both parts = {l_right:.6g}, got {l:.6g}")
+        weights = np.exp(x - m) / l
+        if not np.allclose(weights, softmax(x), rtol=1e-9, atol=1e-15):
+            raise AssertionError("with your m and l the weights exp(x - m) / l do not equal the softmax")
+    return "Right: (m, l) after merging gives exactly the softmax's maximum and denominator."
 
 
-def check_window_ceiling(ceiling):
-    """Check ``ceiling(sentences, half_width)``: the best expected accuracy of any window tagger.
-
-    Parameters
-    ----------
-    ceiling : callable
-        ``ceiling(sentences, half_width)`` takes a list of (tokens, tags) from
-        :func:`attn.tagging_data.make_sentences` and an int, and returns the expected
-        fraction of all tokens that the best tagger seeing only words
-        i - half_width ... i + half_width gets right.
+def check_band_count(count):
+    """Check ``count(N, width)``: how many (query, key) scores truncated self-attention keeps.
 
     Returns
     -------
     str
-        A short confirmation.
+        A confirmation when ``count`` equals ``band_mask(N, width).sum()`` for every N <= 40
+        and width <= 45 (including bands wider than the sequence).
     """
-    sentences = tagging_data.make_sentences(300, seed=9)
-    for w in (0, 1, 2, 5, 30):
-        got = float(ceiling(sentences, w))
-        expected = tagging_data.window_ceiling(sentences, w)
-        if np.isclose(got, expected, rtol=0, atol=1e-12):
-            continue
-        far = tagging_data.cue_distances(sentences)
-        n_tokens = sum(len(t) for t, _ in sentences)
-        if np.isclose(got, 1 - np.sum(far > w) / n_tokens):
-            raise AssertionError(
-                f"half_width = {w}: a tagger that cannot see the cue still guesses right half the time "
-                "(both cues are equally likely): count those words as 0.5, not 0"
-            )
-        if np.isclose(got, 1 - 0.5 * np.sum(far >= w) / n_tokens):
-            raise AssertionError(f"half_width = {w}: a cue exactly half_width words away is inside the window")
-        raise AssertionError(
-            f"half_width = {w}: expected {expected:.4f}, got {got:.4f}. Every token counts 1, except an "
-            "ambiguous word whose cue is more than half_width away, which counts 0.5"
-        )
-    return "Correct: your ceiling matches for half-widths 0, 1, 2, 5 and 30."
+    for N in range(1, 41):
+        for width in range(0, 46):
+            right = int(band_mask(N, width).sum())
+            got = call_student(count, "count", N, width)
+            if got != right:
+                if got == N * (2 * width + 1):
+                    raise AssertionError(
+                        f"count({N}, {width}) = {got}: near the ends of the sequence a query has fewer than "
+                        f"{width} neighbours on one side, and no query sees more than N keys (the right count is {right})"
+                    )
+                raise AssertionError(f"count({N}, {width}) should be {right}, got {got}")
+    return "Right: for a fixed width the count grows like (2 width + 1) N, linearly in N."
