@@ -18,6 +18,13 @@ def in_ci():
     return os.environ.get("CI", "").lower() not in ("", "0", "false", "no")
 
 
+def pytest_collection_modifyitems(config, items):
+    """Mark every test that uses the torch fixture `torch`, so a run without torch can deselect them by name."""
+    for item in items:
+        if "torch" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.torch)
+
+
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_makereport(item, call):
     outcome = yield
@@ -49,6 +56,6 @@ def torch():
     try:
         import torch
     except ImportError:
-        pytest.skip("torch is not installed (it is in the test extra: pip install -e '.[test]')")
+        pytest.skip("torch is not installed (the torch extra: make test TORCH=1)")
     torch.manual_seed(0)
     return torch
