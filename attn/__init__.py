@@ -21,6 +21,7 @@ from .core import (
     softmax,
 )
 from .efficient import chunked_attention, streaming_attention
+from . import positional
 
 __version__ = "0.1.0"
 
