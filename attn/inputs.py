@@ -28,7 +28,7 @@ VOCABULARY = ("run", "jump", "dog", "rabbit", "cat", "tree", "flower")
 #: Names of the hand-made embedding dimensions (rows of :data:`EMBEDDINGS`).
 EMBEDDING_AXES = ("is an action", "is an animal", "is a plant", "has legs")
 
-#: A hand-made word-embedding table, shape (4, 7): column v is the embedding of VOCABULARY[v].
+#: A hand-made word-embedding table E, shape (4, 7): column w is the embedding of VOCABULARY[w].
 #: The values are chosen, not learned, so that run/jump, dog/rabbit/cat and tree/flower cluster.
 EMBEDDINGS = np.array(
     [
@@ -69,13 +69,14 @@ def one_hot(words, vocabulary=VOCABULARY):
     ----------
     words : sequence of str, length N
         The sentence a^1 ... a^N.
-    vocabulary : sequence of str, length V
+    vocabulary : sequence of str, length n_vocab
         The words that get a dimension each, in order; no repeats.
 
     Returns
     -------
-    I : (V, N) ndarray
-        Column i is e_v, the unit vector of the vocabulary position v of words[i].
+    I : (n_vocab, N) ndarray
+        Column i is o_w, the one-hot vector of words[i]: 1 in entry w, the position of
+        words[i] in the vocabulary, and 0 everywhere else.
 
     Examples
     --------
@@ -99,14 +100,14 @@ def embed(words, table=EMBEDDINGS, vocabulary=VOCABULARY):
     Parameters
     ----------
     words : sequence of str, length N
-    table : (d, V) ndarray
-        Column v is the embedding of vocabulary[v].
-    vocabulary : sequence of str, length V
+    table : (d, n_vocab) ndarray
+        The embedding table E; column w is the embedding of vocabulary[w].
+    vocabulary : sequence of str, length n_vocab
 
     Returns
     -------
     I : (d, N) ndarray
-        Column i is the embedding of words[i]; equals ``table @ one_hot(words, vocabulary)``.
+        Column i is the embedding E o_w of words[i]; equals ``table @ one_hot(words, vocabulary)``.
     """
     words = _check_words("words", words)
     vocabulary = _check_words("vocabulary", vocabulary)

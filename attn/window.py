@@ -3,12 +3,15 @@
 Sequences are (d, N) matrices whose columns are the vectors a^1 ... a^N, as in the rest of
 :mod:`attn`. Lecture part 上, slide 10:
 
-* a fully connected layer applied to each vector alone, b^i = W a^i + c, cannot tell two
+* a fully connected layer applied to each vector alone, y^i = W a^i + c, cannot tell two
   equal vectors apart (the two "saw" in "I saw a saw");
 * a window stacks each vector with its k neighbours on either side,
   [a^{i-k}; ...; a^i; ...; a^{i+k}], so the same layer sees some context;
 * but a window is fixed: to see the whole sequence it must reach the longest input, and
   its parameter count grows with it.
+
+The layer's output at position i is called y^i here, not b^i: the book keeps b^i for the
+output of self-attention.
 """
 
 import numpy as np
@@ -35,8 +38,8 @@ def per_vector_fc(I, W, c=None):
 
     Returns
     -------
-    B : (d_out, N) ndarray
-        Column i is b^i = W a^i + c. It depends on a^i alone, so equal input
+    Y : (d_out, N) ndarray
+        Column i is y^i = W a^i + c. It depends on a^i alone, so equal input
         columns give equal output columns, whatever W and c are.
     """
     I = check_sequence(I)
@@ -93,8 +96,8 @@ def window_fc(I, W, c=None, *, k):
 
     Returns
     -------
-    B : (d_out, N) ndarray
-        Column i is W [a^{i-k}; ...; a^{i+k}] + c.
+    Y : (d_out, N) ndarray
+        Column i is y^i = W [a^{i-k}; ...; a^{i+k}] + c.
     """
     X = window_features(I, k)
     W = as_array("W", W, ndim=2)
@@ -139,37 +142,37 @@ def window_param_count(d, k, d_out):
     return fc_param_count((2 * k + 1) * d, d_out)
 
 
-def fit_fc(X, Y):
-    """Least-squares weights of a fully connected layer: W X + c is as close to Y as it can be.
+def fit_fc(X, T):
+    """Least-squares weights of a fully connected layer: W X + c is as close to T as it can be.
 
     Parameters
     ----------
     X : (d_in, N) ndarray
         Inputs as columns (e.g. :func:`window_features`).
-    Y : (d_out, N) ndarray
+    T : (d_out, N) ndarray
         Targets as columns (e.g. one-hot tags).
 
     Returns
     -------
     W : (d_out, d_in) ndarray
     c : (d_out,) ndarray
-        The minimum-norm solution of min ||W X + c 1^T - Y||^2.
+        The minimum-norm solution of min ||W X + c 1^T - T||^2.
     """
     X = check_sequence(X)
-    Y = as_array("Y", Y, ndim=2)
-    if Y.shape[1] != X.shape[1]:
-        raise ValueError(f"X has shape {X.shape} and Y has shape {Y.shape}: they need the same number of columns N")
+    T = as_array("T", T, ndim=2)
+    if T.shape[1] != X.shape[1]:
+        raise ValueError(f"X has shape {X.shape} and T has shape {T.shape}: they need the same number of columns N")
     X1 = np.vstack([X, np.ones((1, X.shape[1]))])  # (d_in + 1, N): the bias as a constant input
-    Wc = np.linalg.lstsq(X1.T, Y.T, rcond=None)[0].T  # (d_out, d_in + 1)
+    Wc = np.linalg.lstsq(X1.T, T.T, rcond=None)[0].T  # (d_out, d_in + 1)
     return Wc[:, :-1], Wc[:, -1]
 
 
-def predict_tags(B, tagset=TAGSET):
+def predict_tags(Y, tagset=TAGSET):
     """The tag with the largest score in each column.
 
     Parameters
     ----------
-    B : (n_tags, N) ndarray
+    Y : (n_tags, N) ndarray
         Scores; row t belongs to tagset[t].
     tagset : sequence of str, length n_tags
 
@@ -178,13 +181,13 @@ def predict_tags(B, tagset=TAGSET):
     list of str, length N
         Ties (two tags within 1e-9 of the top) come back as "?", since the model cannot decide.
     """
-    B = check_sequence(B)
+    Y = check_sequence(Y)
     tagset = list(tagset)
-    if len(tagset) != B.shape[0]:
-        raise ValueError(f"B has shape {B.shape} but tagset has {len(tagset)} tags: one row per tag")
-    top = B.max(axis=0)
-    tied = (B >= top - 1e-9).sum(axis=0) > 1
-    return ["?" if t else tagset[int(j)] for j, t in zip(B.argmax(axis=0), tied)]
+    if len(tagset) != Y.shape[0]:
+        raise ValueError(f"Y has shape {Y.shape} but tagset has {len(tagset)} tags: one row per tag")
+    top = Y.max(axis=0)
+    tied = (Y >= top - 1e-9).sum(axis=0) > 1
+    return ["?" if t else tagset[int(j)] for j, t in zip(Y.argmax(axis=0), tied)]
 
 
 def long_range_pair(gap):
@@ -192,7 +195,7 @@ def long_range_pair(gap):
 
     "yesterday after a very ... very long walk I read" (read: past tense) and
     "usually after a very ... very long walk I read" (read: present tense) differ
-    only in word 0, so the tag of the last word depends on a word N - 1 positions away.
+    only in their first word, so the tag of the last word depends on a word N - 1 positions away.
 
     Parameters
     ----------

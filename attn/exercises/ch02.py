@@ -41,7 +41,7 @@ def check_smallest_window(gap, k):
     if isinstance(k, bool) or not isinstance(k, (int, np.integer)):
         raise AssertionError(f"k is a whole number of positions, got {k!r}")
     if k < expected:
-        raise AssertionError(f"with k = {k} the window around the last word does not reach word 0, where the sentences differ")
+        raise AssertionError(f"with k = {k} the window around the last word does not reach the first word, where the sentences differ")
     if k > expected:
         raise AssertionError(f"k = {k} works but is not the smallest: the first word is {expected} positions before the last")
     return f"Right: k = {expected}; a window of 2k + 1 = {2 * expected + 1} vectors, for a sentence of {len(past)} words."
