@@ -13,7 +13,8 @@ p + 1 in the text.
 
 import numpy as np
 
-from ._checks import check_count
+from ._checks import as_array, check_count, check_scale, check_sequence
+from .core import _check_single_head, softmax
 
 
 def _check_even_dimension(d):
@@ -85,3 +86,192 @@ def sinusoidal(d, N):
     E[0::2] = np.sin(angles)
     E[1::2] = np.cos(angles)
     return E
+
+
+def shift_matrix(d, k):
+    """The rotation R_k that moves every sinusoidal encoding k positions on.
+
+    Parameters
+    ----------
+    d : int
+        The size of the encoding vectors; even and positive.
+    k : int
+        The shift, in positions; negative values shift back.
+
+    Returns
+    -------
+    R_k : (d, d) ndarray
+        Block diagonal with one 2 x 2 rotation per sine/cosine pair,
+        ``[[cos(k w_m), sin(k w_m)], [-sin(k w_m), cos(k w_m)]]`` with
+        ``w_m = frequencies(d)[m]``, so that ``R_k @ E[:, p] == E[:, p + k]`` for
+        ``E = sinusoidal(d, N)`` and every p. It does not depend on p.
+
+    Notes
+    -----
+    The angle-sum formulas give sin((p + k) w) = sin(p w) cos(k w) + cos(p w) sin(k w)
+    and cos((p + k) w) = cos(p w) cos(k w) - sin(p w) sin(k w): a rotation of the
+    point (sin(p w), cos(p w)) by the angle k w, whatever p is. R_k is orthogonal,
+    R_{-k} = R_k^T and R_j R_k = R_{j+k}.
+
+    Examples
+    --------
+    >>> E = sinusoidal(6, 5)
+    >>> bool(np.allclose(shift_matrix(6, 3) @ E[:, 1], E[:, 4]))
+    True
+    """
+    d = _check_even_dimension(d)
+    if isinstance(k, bool) or not isinstance(k, (int, np.integer)):
+        raise ValueError(f"k must be an integer number of positions, got {k!r}")
+    angle = k * frequencies(d)
+    c, s = np.cos(angle), np.sin(angle)
+    R = np.zeros((d, d))
+    even, odd = np.arange(0, d, 2), np.arange(1, d, 2)
+    R[even, even], R[even, odd] = c, s
+    R[odd, even], R[odd, odd] = -s, c
+    return R
+
+
+def learned_table(d, N_max, *, seed=0, std=0.02):
+    """The starting point of a learned positional encoding: one free vector per position.
+
+    Parameters
+    ----------
+    d : int
+        The size of each encoding vector, at least 1.
+    N_max : int
+        The number of positions the table holds, at least 1: the longest
+        sequence it can ever encode.
+    seed : int
+        Seed of ``np.random.default_rng``.
+    std : float
+        Standard deviation of the normal initialisation (BERT's initialiser uses 0.02).
+
+    Returns
+    -------
+    E : (d, N_max) ndarray
+        Column p is the (still untrained) e^(p+1); training adjusts every entry
+        like any other weight. There is no column for position N_max + 1.
+
+    Examples
+    --------
+    >>> learned_table(4, 3).shape
+    (4, 3)
+    """
+    d = check_count("d", d, 1)
+    N_max = check_count("N_max", N_max, 1)
+    try:
+        std = float(std)
+    except (TypeError, ValueError):
+        raise ValueError(f"std must be a positive number, got {std!r}") from None
+    if not np.isfinite(std) or std <= 0:
+        raise ValueError(f"std must be a positive number, got {std!r}")
+    return std * np.random.default_rng(seed).normal(size=(d, N_max))
+
+
+def add_positions(I, E):
+    """Add the positional encodings to a sequence: a^i + e^i for every position i.
+
+    Parameters
+    ----------
+    I : (d, N) ndarray
+        The sequence; column i is a^(i+1).
+    E : (d, N_max) ndarray
+        A table of encodings with N_max >= N (from :func:`sinusoidal`,
+        :func:`learned_table`, or trained). Only its first N columns are used.
+
+    Returns
+    -------
+    (d, N) ndarray
+        ``I + E[:, :N]``.
+
+    Raises
+    ------
+    ValueError
+        If the sizes d differ, or if the table is shorter than the sequence: a
+        table of N_max columns has no encoding for position N_max + 1.
+    """
+    I = check_sequence(I)
+    E = as_array("E", E, ndim=2)
+    d, N = I.shape
+    if E.shape[0] != d:
+        raise ValueError(f"E has shape {E.shape} but I has shape {I.shape}: e^i and a^i must both have size d = {d}")
+    if E.shape[1] < N:
+        raise ValueError(
+            f"E has shape {E.shape}: it encodes positions 1 to {E.shape[1]} only, "
+            f"but I has shape {I.shape} and needs positions up to {N}"
+        )
+    return I + E[:, :N]
+
+
+def relative_bias(w, N):
+    """Score bias of relative positions: one learned number per offset j - i.
+
+    Parameters
+    ----------
+    w : (2K + 1,) ndarray
+        ``w[K + o]`` is the bias for key j = i + o of query i, for offsets
+        o = -K .. K. Offsets farther than K share the value of offset -K or K
+        (clipping, as in Shaw et al. 2018).
+    N : int
+        Sequence length, at least 1. Any N works: the table is indexed by
+        offsets, not positions.
+
+    Returns
+    -------
+    B : (N, N) ndarray
+        ``B[j, i] = w[K + clip(j - i, -K, K)]`` (key rows, query columns, like A).
+        B is Toeplitz: it depends on j - i only.
+
+    Examples
+    --------
+    >>> relative_bias([1.0, 0.0, 0.0], 3)   # K = 1: every earlier key gets 1 (offset -2 is clipped to -1)
+    array([[0., 1., 1.],
+           [0., 0., 1.],
+           [0., 0., 0.]])
+    """
+    w = as_array("w", w, ndim=1)
+    if w.shape[0] % 2 == 0:
+        raise ValueError(f"w has shape {w.shape}: it needs an odd length 2K + 1, one entry per offset -K .. K")
+    N = check_count("N", N, 1)
+    K = w.shape[0] // 2
+    j, i = np.indices((N, N))
+    return w[K + np.clip(j - i, -K, K)]
+
+
+def relative_self_attention(I, W_q, W_k, W_v, w, *, scale=1.0):
+    """Self-attention whose scores get a learned bias for each offset j - i.
+
+    Parameters
+    ----------
+    I : (d, N) ndarray
+        The input sequence; column i is a^(i+1). No positional encoding is added.
+    W_q, W_k : (d_k, d) ndarray
+        Query and key projections.
+    W_v : (d_v, d) ndarray
+        Value projection.
+    w : (2K + 1,) ndarray
+        One bias per offset -K .. K (see :func:`relative_bias`).
+    scale : float
+        Multiplies K^T Q before the bias is added (1.0: the lecture's dot product).
+
+    Returns
+    -------
+    O : (d_v, N) ndarray
+        The outputs b^1 ... b^N.
+    A_prime : (N, N) ndarray
+        ``A_prime[j, i]`` is how much query i attends to key j; columns sum to 1.
+
+    Notes
+    -----
+    A = scale K^T Q + B with ``B = relative_bias(w, N)``, A' = softmax of each column,
+    O = V A'. Shaw et al. (2018) learn a vector per clipped offset and add its dot
+    product with the query to the score; one number per offset is the simplest form
+    of the same idea.
+    """
+    I, W_q, W_k, W_v = _check_single_head(I, W_q, W_k, W_v)
+    scale = check_scale(scale)
+    B = relative_bias(w, I.shape[1])
+    Q, K, V = W_q @ I, W_k @ I, W_v @ I
+    A = scale * (K.T @ Q) + B  # (N, d_k) x (d_k, N) -> (N, N)
+    A_prime = softmax(A, axis=0)
+    return V @ A_prime, A_prime  # (d_v, N) x (N, N) -> (d_v, N)
