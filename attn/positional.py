@@ -13,7 +13,7 @@ p + 1 in the text.
 
 import numpy as np
 
-from ._checks import as_array, check_count, check_scale, check_sequence
+from ._checks import as_array, check_count, check_positive_length, check_scale, check_sequence
 from .core import _check_single_head, softmax
 
 
@@ -201,6 +201,37 @@ def add_positions(I, E):
             f"but I has shape {I.shape} and needs positions up to {N}"
         )
     return I + E[:, :N]
+
+
+def word_and_position(I_words, d_pos):
+    """Words and sinusoidal positions in separate rows: a^i + e^i with a^i and e^i in different slots.
+
+    Parameters
+    ----------
+    I_words : (n, N) ndarray
+        The words, e.g. one-hot vectors; column i is word i + 1.
+    d_pos : int
+        The size of the sinusoidal encodings; even and positive.
+
+    Returns
+    -------
+    (n + d_pos, N) ndarray
+        The first n rows are ``I_words``, the last d_pos rows are
+        ``sinusoidal(d_pos, N)``. It equals a^i + e^i with a^i = [word i; 0] and
+        e^i = [0; sinusoidal encoding of position i]: adding vectors that live
+        in different rows stacks them, so neither hides the other.
+
+    Examples
+    --------
+    >>> word_and_position(np.array([[1.0, 0.0], [0.0, 1.0]]), 2)
+    array([[1.        , 0.        ],
+           [0.        , 1.        ],
+           [0.        , 0.84147098],
+           [1.        , 0.54030231]])
+    """
+    I_words = as_array("I_words", I_words, ndim=2)
+    check_positive_length("I_words", I_words, axis=1)
+    return np.vstack([I_words, sinusoidal(d_pos, I_words.shape[1])])
 
 
 def relative_bias(w, N):

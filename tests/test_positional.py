@@ -283,3 +283,24 @@ def test_shift_matrix_does_not_depend_on_the_position(half_d, p, k):
         p, k = p - k, -k  # keep both positions in the table
     E = positional.sinusoidal(d, max(p, p + k) + 1)
     np.testing.assert_allclose(positional.shift_matrix(d, k) @ E[:, p], E[:, p + k], rtol=0, atol=1e-9)
+
+
+# --- word_and_position ---------------------------------------------------------------------------
+
+def test_word_and_position_stacks_words_over_positions():
+    words = np.array([[1.0, 0.0, 1.0], [0.0, 1.0, 0.0]])
+    X = positional.word_and_position(words, 4)
+    np.testing.assert_array_equal(X[:2], words)
+    np.testing.assert_array_equal(X[2:], positional.sinusoidal(4, 3))
+    padded_words = np.vstack([words, np.zeros((4, 3))])  # a^i = [word; 0]
+    padded_positions = np.vstack([np.zeros((2, 3)), positional.sinusoidal(4, 3)])  # e^i = [0; position]
+    np.testing.assert_array_equal(X, positional.add_positions(padded_words, padded_positions))
+
+
+def test_word_and_position_rejects_bad_input():
+    with pytest.raises(ValueError, match="d must be an even integer > 0.*got 3"):
+        positional.word_and_position(np.eye(2), 3)
+    with pytest.raises(ValueError, match="I_words must have 2 axes"):
+        positional.word_and_position(np.ones(3), 4)
+    with pytest.raises(ValueError, match=r"I_words has shape \(3, 0\)"):
+        positional.word_and_position(np.ones((3, 0)), 4)
