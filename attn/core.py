@@ -345,3 +345,36 @@ def causal_mask(N):
     N = check_count("N", N, 1)
     j, i = np.indices((N, N))
     return j <= i
+
+
+def key_padding_mask(real):
+    """Mask that hides pad vectors as keys: no query attends to a filler position.
+
+    Parameters
+    ----------
+    real : (N,) bool array_like
+        ``real[j]`` is True where position j holds a real vector and False where it
+        holds padding (the filler that brings a batch to one length).
+
+    Returns
+    -------
+    (N, N) bool ndarray
+        ``mask[j, i] = real[j]``: every query i, pads included, may look at the real
+        keys only, so a pad key gets weight exactly 0.
+
+    Examples
+    --------
+    >>> key_padding_mask([True, True, False]).astype(int)
+    array([[1, 1, 1],
+           [1, 1, 1],
+           [0, 0, 0]])
+    """
+    real = np.asarray(real)
+    if real.dtype != bool or real.ndim != 1 or real.size == 0:
+        raise ValueError(
+            f"real must be a non-empty 1-d boolean array (True = real position), got dtype {real.dtype} "
+            f"and shape {real.shape}"
+        )
+    if not real.any():
+        raise ValueError(f"real has no True entry among its {real.size} positions: every query would attend to no key")
+    return np.repeat(real[:, None], real.size, axis=1)  # (N,) -> (N, N), column i is real for every query i

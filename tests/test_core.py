@@ -63,6 +63,19 @@ def test_softmax_rejects_bad_input(x, axis, message):
         attn.softmax(x, axis=axis)
 
 
+@pytest.mark.parametrize("seed", range(5))
+def test_wrong_softmax_axis_is_wrong_even_for_symmetric_scores(seed):
+    """notation.md: the row softmax of a symmetric A is the transpose of A', not A'."""
+    K = np.random.default_rng(seed).normal(size=(3, 5))
+    A = K.T @ K                                   # W_q = W_k makes A symmetric
+    np.testing.assert_array_equal(A, A.T)
+    A_prime = attn.softmax(A, axis=0)             # the right axis: each column
+    wrong = attn.softmax(A, axis=1)               # the wrong axis: each row
+    np.testing.assert_allclose(wrong, A_prime.T, rtol=1e-14, atol=1e-16)
+    assert np.abs(wrong - A_prime).max() > 0.01   # and that is not A'
+    assert not np.allclose(wrong.sum(axis=0), 1.0)  # its columns no longer sum to 1
+
+
 # --- self_attention ----------------------------------------------------------------------------
 
 def test_self_attention_by_hand():
@@ -177,6 +190,40 @@ def test_self_attention_rejects_bad_scale(scale):
 def test_self_attention_rejects_bad_mask(mask, message):
     with pytest.raises(ValueError, match=message):
         attn.self_attention(*random_case(), mask=mask)
+
+
+def test_key_padding_mask_hides_pad_keys():
+    mask = attn.core.key_padding_mask(np.array([True, True, False, False]))
+    assert mask.shape == (4, 4)
+    np.testing.assert_array_equal(mask[:2], True)
+    np.testing.assert_array_equal(mask[2:], False)
+
+
+@pytest.mark.parametrize("n_pad", [0, 1, 5, 50])
+def test_key_padding_mask_makes_real_outputs_independent_of_filler(n_pad):
+    I, W_q, W_k, W_v = random_case(N=4, seed=2)
+    filler = np.random.default_rng(n_pad).normal(scale=10.0, size=(I.shape[0], n_pad))
+    padded = np.hstack([I, filler])
+    real = np.arange(padded.shape[1]) < 4
+    O, A_prime = attn.self_attention(padded, W_q, W_k, W_v, mask=attn.core.key_padding_mask(real))
+    O_alone, A_alone = attn.self_attention(I, W_q, W_k, W_v)
+    np.testing.assert_allclose(O[:, :4], O_alone, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(A_prime[:4, :4], A_alone, rtol=1e-12, atol=1e-12)
+    np.testing.assert_array_equal(A_prime[4:], 0.0)   # no query gives a pad key any weight
+    if n_pad:
+        O_unmasked, _ = attn.self_attention(padded, W_q, W_k, W_v)
+        assert np.abs(O_unmasked[:, :4] - O_alone).max() > 1e-3   # without the mask the filler leaks in
+
+
+@pytest.mark.parametrize("real, message", [
+    ([1, 0, 1], "boolean"),
+    (np.ones((2, 2), dtype=bool), "1-d"),
+    (np.zeros(0, dtype=bool), "non-empty"),
+    (np.zeros(3, dtype=bool), "no True entry"),
+])
+def test_key_padding_mask_rejects_bad_input(real, message):
+    with pytest.raises(ValueError, match=message):
+        attn.core.key_padding_mask(real)
 
 
 # --- multi_head_attention ----------------------------------------------------------------------
