@@ -1,12 +1,13 @@
 """Checkers for chapter 5 (multi-head self-attention).
 
 Each checker raises ``AssertionError`` with a hint when the answer is wrong and returns
-a short message when it is right.
+a short message starting with "Right:" when it is right.
 """
 
 import numpy as np
 
 from .. import core, heads
+from ._common import call_student
 
 _SPLIT_CASES = ((4, 2), (6, 3), (8, 2), (6, 1), (12, 4))
 _COUNT_CASES = ((80, 2, 40, 40, 80), (80, 1, 80, 80, 80), (6, 3, 2, 5, 4), (10, 2, 7, 3, 1), (512, 8, 64, 64, 512))
@@ -34,7 +35,7 @@ def check_split_in_proj(split):
     for d, h in _SPLIT_CASES:
         W_in = np.random.default_rng(d * 10 + h).normal(size=(3 * d, d))
         expected = _reference_split(W_in, h)
-        got = split(W_in, h)
+        got = call_student(split, "split", W_in, h)
         assert isinstance(got, (tuple, list)) and len(got) == 3, (
             f"return three stacks (W_q, W_k, W_v), got {type(got).__name__}"
         )
@@ -53,7 +54,7 @@ def check_split_in_proj(split):
                 f"d = {d}, h = {h}: {name} is wrong. in_proj_weight holds all of W_q's rows, then W_k's, then "
                 f"W_v's; cut it in three first, then cut each into h consecutive blocks"
             )
-    return f"Correct: {len(_SPLIT_CASES)} shapes (d, h) split exactly as torch.nn.MultiheadAttention uses them."
+    return f"Right: {len(_SPLIT_CASES)} shapes (d, h) split exactly as torch.nn.MultiheadAttention uses them."
 
 
 def check_parameter_count(count):
@@ -71,7 +72,7 @@ def check_parameter_count(count):
     """
     for d, h, d_k, d_v, d_out in _COUNT_CASES:
         expected = heads.parameter_count(d, h, d_k, d_v, d_out)["total"]
-        got = count(d, h, d_k, d_v, d_out)
+        got = call_student(count, "count", d, h, d_k, d_v, d_out)
         if got != expected:
             parts = heads.parameter_count(d, h, d_k, d_v, d_out)
             raise AssertionError(
@@ -79,7 +80,7 @@ def check_parameter_count(count):
                 f"Count each matrix: every head has W_q and W_k of shape (d_k, d) and W_v of shape (d_v, d); "
                 f"W_o is (d_out, h*d_v) (here {parts['W_o']})."
             )
-    return f"Correct: all {len(_COUNT_CASES)} cases; with d_k = d_v = d/h and d_out = d the count is 4 d^2 for any h."
+    return f"Right: all {len(_COUNT_CASES)} cases; with d_k = d_v = d/h and d_out = d the count is 4 d^2 for any h."
 
 
 def check_partner_head(W_q, W_k):
@@ -113,4 +114,4 @@ def check_partner_head(W_q, W_k):
                 f"vectors ties several keys: the score must reward the same topic AND the other role, e.g. by "
                 f"adding the two heads' scores (stack their W_q rows and their W_k rows), with large enough entries."
             )
-    return "Correct: one head now pairs cat-purrs, sun-shines and rain-falls, each with weight >= 0.9."
+    return "Right: one head now pairs cat-purrs, sun-shines and rain-falls, each with weight >= 0.9."
