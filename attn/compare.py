@@ -117,7 +117,9 @@ def _check_conv(image, kernel):
             f"kernel has shape {kernel.shape}: it must be (C_out, C_in, k, k) with C_out >= 1 and an odd side k"
         )
     if C_in != image.shape[0]:
-        raise ValueError(f"kernel has shape {kernel.shape} but image has shape {image.shape}: C_in must be {image.shape[0]}")
+        raise ValueError(
+            f"kernel has shape {kernel.shape} but image has shape {image.shape}: C_in must be {image.shape[0]}"
+        )
     return image, kernel
 
 
@@ -262,7 +264,9 @@ def _check_rnn(I, W_h, W_x, h0):
     if W_h.shape != (d_h, d_h) or d_h == 0:
         raise ValueError(f"W_h has shape {W_h.shape}: it must be square (d_h, d_h) with d_h >= 1")
     if W_x.shape != (d_h, I.shape[0]):
-        raise ValueError(f"W_x has shape {W_x.shape} but W_h is {W_h.shape} and I is {I.shape}: W_x must be ({d_h}, {I.shape[0]})")
+        raise ValueError(
+            f"W_x has shape {W_x.shape} but W_h is {W_h.shape} and I is {I.shape}: W_x must be ({d_h}, {I.shape[0]})"
+        )
     h0 = np.zeros(d_h) if h0 is None else as_array("h0", h0, ndim=1)
     if h0.shape != (d_h,):
         raise ValueError(f"h0 has shape {h0.shape} but W_h is {W_h.shape}: h0 must be ({d_h},)")
