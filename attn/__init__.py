@@ -22,7 +22,7 @@ from .core import (
     softmax,
 )
 from .efficient import chunked_attention, streaming_attention
-from . import compare, positional
+from . import applications, compare, positional
 
 __version__ = "0.1.0"
 
