@@ -53,6 +53,7 @@ setup: $(STAMP)
 
 book: setup
 	$(JB)
+	@if [ -f $(PDF) ]; then cp $(PDF) _build/html/; fi  # the home page's "Download the book as PDF" (make pdf)
 	@echo
 	@echo "The site is built. Open $(abspath _build/html/index.html) in a browser (it works offline)."
 
@@ -73,9 +74,18 @@ notebooks: setup
 	$(BIN)/jupyter nbconvert --to notebook --execute --inplace --ExecutePreprocessor.timeout=300 \
 		--ExecutePreprocessor.kernel_name=python3 chapters/*.ipynb
 
+# JupyterLab refuses to start as root unless told to (in a container one usually is root).
 lab: setup
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check -c $(LOCK) -e ".[$(EXTRAS),lab]"
-	$(BIN)/jupyter lab chapters
+	$(BIN)/jupyter lab $(if $(filter 0,$(shell id -u)),--allow-root) chapters
+
+# The whole book as one PDF, printed from the built site by Debian's chromium, offline (tools/print_pdf.py);
+# the copy in _build/html is the one the home page links to.
+PDF := _build/pdf/self-attention-column-by-column.pdf
+.PHONY: pdf
+pdf: book
+	$(BIN)/python tools/print_pdf.py --site _build/html --out $(PDF)
+	cp $(PDF) _build/html/
 
 bench: setup
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check -c $(LOCK) -e ".[$(EXTRAS),torch,bench]"

@@ -1,0 +1,189 @@
+"""The printed book, _build/pdf/self-attention-column-by-column.pdf (`make pdf`, tools/print_pdf.py).
+
+Read back with pypdf: it holds every page of _toc.yml (each title as a heading in the PDF's outline, so printed as a
+heading, not only listed in the contents), the references the site lists, no TeX that MathJax left unconverted,
+every Chinese term of the glossary, fonts that are all embedded, and a page count in proportion to the book.
+Skips when chromium (which prints it) or the PDF is missing; in CI, which builds it, a skip is a failure.
+"""
+
+import json
+import re
+import shutil
+import sys
+import unicodedata
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "tools"))
+import print_pdf  # noqa: E402
+
+PDF = ROOT / "_build" / "pdf" / print_pdf.PDF_NAME
+# TeX that must have been typeset: the delimiters and the commands the book's formulas use.
+RAW_TEX = re.compile(r"\$\$|\\\(|\\\)|\\\[|\\\]|\\(frac|begin|end|mathrm|mathbf|top|sum|sqrt|alpha|cdots|operatorname)\b")
+CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff]+")
+
+
+def squash(text):
+    """Text for comparison: compatibility forms unified (PDF text maps some CJK glyphs to radicals), no spaces."""
+    return re.sub(r"\s+", "", unicodedata.normalize("NFKC", text))
+
+
+def page_title(doc):
+    """A page's title as its source writes it: the first `# ` heading of the notebook or Markdown file."""
+    notebook = ROOT / f"{doc}.ipynb"
+    if notebook.exists():
+        cells = json.loads(notebook.read_text(encoding="utf-8"))["cells"]
+        lines = [line for c in cells if c["cell_type"] == "markdown" for line in "".join(c["source"]).splitlines()]
+    else:
+        lines = (ROOT / f"{doc}.md").read_text(encoding="utf-8").splitlines()
+    title = next(line[2:].strip() for line in lines if line.startswith("# "))
+    return re.sub(r"\$[^$]*\$|`|\*\*", "", title)  # maths is typeset in the PDF and left out of its outline
+
+
+@pytest.fixture(scope="module")
+def pdf():
+    if not shutil.which("chromium"):
+        pytest.skip("chromium is not installed, so the book cannot be printed (apt-get install chromium fonts-noto-cjk)")
+    if not PDF.exists():
+        pytest.skip(f"{PDF.relative_to(ROOT)} is missing: run `make pdf`")
+    pypdf = pytest.importorskip("pypdf", reason="pypdf (the `test` extra) reads the PDF back")
+    return pypdf.PdfReader(PDF)
+
+
+@pytest.fixture(scope="module")
+def text(pdf):
+    return "\n".join(page.extract_text() for page in pdf.pages)
+
+
+def outline_titles(pdf):
+    titles = []
+
+    def walk(items):
+        for item in items:
+            if isinstance(item, list):
+                walk(item)
+            else:
+                titles.append(item.title)
+
+    walk(pdf.outline)
+    return titles
+
+
+def test_every_page_of_the_toc_is_a_heading_in_toc_order(pdf):
+    pages = print_pdf.toc_pages()
+    assert len(pages) >= 10, f"_toc.yml lists only {len(pages)} pages"
+    outline = [squash(t) for t in outline_titles(pdf)]
+    previous = -1
+    for page in pages:
+        title = squash(page_title(page["doc"]))
+        found = [i for i, entry in enumerate(outline) if entry.endswith(title)]
+        assert found, f"{page['doc']}: its title {title!r} is not a heading of the PDF (outline: {outline})"
+        later = [i for i in found if i > previous]
+        assert later, f"{page['doc']}: its heading comes before the previous page's, not in the order of _toc.yml"
+        previous = later[0]
+
+
+def test_the_book_has_a_table_of_contents(pdf, text):
+    first_pages = squash("".join(pdf.pages[i].extract_text() for i in range(min(3, len(pdf.pages)))))
+    assert "Contents" in first_pages
+    for page in print_pdf.toc_pages():
+        assert squash(page_title(page["doc"])) in first_pages, f"{page['doc']} is missing from the contents"
+
+
+def test_every_reference_of_the_site_is_printed(text):
+    site_page = ROOT / "_build" / "html" / "references.html"
+    if not site_page.exists():
+        pytest.skip("the site is not built (make book)")
+    labels = re.findall(r'<span class="label"><span class="fn-bracket">\[</span>([^<]+)<', site_page.read_text("utf-8"))
+    assert labels, "the site's references page lists no references"
+    flat = squash(text)
+    missing = [label for label in labels if f"[{label}]" not in flat]
+    assert not missing, f"references listed on the site but not in the PDF: {missing}"
+
+
+def test_no_raw_tex(text):
+    found = sorted(set(m.group(0) for m in RAW_TEX.finditer(text)))
+    assert not found, f"TeX reached the PDF untypeset: {found}"
+
+
+def test_chinese_terms_print(text):
+    glossary = (ROOT / "glossary.md").read_text(encoding="utf-8")
+    terms = sorted(set(CJK.findall(glossary)))
+    assert len(terms) >= 10, f"the glossary has only {len(terms)} Chinese terms"
+    flat = squash(text)
+    # Text extraction maps some glyphs the Noto CJK fonts share with a CJK radical back to the radical's code point
+    # (長 printed, U+2ED1 extracted): such a code point stands for the ideograph printed there.
+    missing = [term for term in terms
+               if not re.search("".join(f"[{re.escape(ch)}\u2e80-\u2eff\u2f00-\u2fdf]" for ch in term), flat)]
+    assert not missing, f"Chinese terms of the glossary missing from the PDF text: {missing}"
+
+
+def _fonts(pdf):
+    """Every font the pages use (also inside form XObjects): (name, subtype, embedded?)."""
+    seen, found = set(), []
+
+    def visit(resources):
+        resources = resources.get_object() if resources is not None else {}
+        for ref in (resources.get("/Font") or {}).values():
+            font = ref.get_object()
+            if id(font) in seen:
+                continue
+            seen.add(id(font))
+            subtype = font.get("/Subtype")
+            if subtype == "/Type3":
+                embedded = "/CharProcs" in font  # the glyphs are drawn by content streams in the file itself
+            else:
+                target = font["/DescendantFonts"][0].get_object() if subtype == "/Type0" else font
+                descriptor = target.get("/FontDescriptor")
+                descriptor = descriptor.get_object() if descriptor is not None else {}
+                embedded = any(key in descriptor for key in ("/FontFile", "/FontFile2", "/FontFile3"))
+            found.append((str(font.get("/BaseFont", "(Type3)")), subtype, embedded))
+        for ref in (resources.get("/XObject") or {}).values():
+            xobject = ref.get_object()
+            if xobject.get("/Subtype") == "/Form" and "/Resources" in xobject:
+                visit(xobject["/Resources"])
+
+    for page in pdf.pages:
+        visit(page.get("/Resources"))
+    return found
+
+
+def test_every_font_is_embedded(pdf):
+    fonts = _fonts(pdf)
+    assert fonts, "no fonts found in the PDF"
+    missing = sorted({(name, subtype) for name, subtype, embedded in fonts if not embedded})
+    assert not missing, f"fonts that are not embedded (a reader without them sees other glyphs): {missing}"
+
+
+def test_page_count_is_sane(pdf):
+    pages = print_pdf.toc_pages()
+    count = len(pdf.pages)
+    # Each page of the site takes at least one sheet (each starts a new one), a chapter rarely more than 40.
+    assert len(pages) + 1 <= count <= 40 * len(pages), f"{count} pages for {len(pages)} pages of the site"
+    sizes = {(round(float(page.mediabox.width)), round(float(page.mediabox.height))) for page in pdf.pages}
+    assert all(abs(w - 595) <= 2 and abs(h - 842) <= 2 for w, h in sizes), f"not all pages are A4 portrait: {sizes}"
+
+
+def test_pages_are_numbered(pdf):
+    count = len(pdf.pages)
+    for number in sorted({1, count // 2, count}):
+        assert f"{number} / {count}" in pdf.pages[number - 1].extract_text(), f"page {number} has no page number"
+
+
+def test_links_between_chapters_survive(pdf):
+    """The contents and the cross-references link inside the document (GoTo / named destinations)."""
+    internal = 0
+    for page in pdf.pages:
+        for ref in page.get("/Annots") or []:
+            annot = ref.get_object()
+            if annot.get("/Subtype") != "/Link":
+                continue
+            action = annot.get("/A")
+            action = action.get_object() if action is not None else {}
+            if "/Dest" in annot or action.get("/S") == "/GoTo":
+                internal += 1
+            uri = action.get("/URI", "")
+            assert "127.0.0.1" not in str(uri), f"a link points at the print server: {uri}"
+    assert internal >= len(print_pdf.toc_pages()), f"only {internal} internal links (the contents alone has more)"

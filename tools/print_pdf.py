@@ -1,0 +1,237 @@
+"""Print the built site as one PDF book: every page of _toc.yml in order, with a table of contents.
+
+    python tools/print_pdf.py [--site _build/html] [--out _build/pdf/self-attention-column-by-column.pdf]
+
+The site (`make book`) is served on 127.0.0.1 and opened in Debian's chromium through Playwright; nothing is
+downloaded and every request to another host is refused. In the browser, the article of each page of the
+table of contents is fetched and appended, in order, to one document (ids get the page's name as a prefix so
+that they stay unique, and links between pages become links inside the document). MathJax then typesets every
+formula of it; the script stops with an error if any formula is left as TeX or typeset as an error. Chromium
+prints the document with the site's print stylesheet (_static/print.css) and page numbers in the footer, and
+keeps the links and an outline of the headings in the PDF.
+"""
+
+import argparse
+import functools
+import http.server
+import shutil
+import sys
+import threading
+import time
+from pathlib import Path
+
+import yaml
+
+ROOT = Path(__file__).resolve().parent.parent
+PDF_NAME = "self-attention-column-by-column.pdf"
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking",
+                 "--disable-component-update", "--disable-sync"]
+TIMEOUT_MS = 120_000
+
+# Runs in the root page: replaces its article by the articles of every page, typesets the maths, reports.
+ASSEMBLE_JS = """
+async ({pages, contentsTitle}) => {
+  const keyOf = {};                                   // absolute page URL (no fragment) -> its key
+  for (const page of pages) { keyOf[new URL(page.url, location.href).href] = page.key; }
+  const local = (url, key) => {                      // a link into the book -> a fragment of this document
+    const target = new URL(url);
+    const page = keyOf[target.origin + target.pathname];
+    if (page === undefined) { return null; }
+    const fragment = decodeURIComponent(target.hash.slice(1));
+    return "#" + (fragment ? page + "--" + fragment : page);
+  };
+  const book = document.createElement("div");
+  const contents = document.createElement("section");
+  contents.className = "print-book-contents";
+  contents.id = "print-book-contents";
+  contents.innerHTML = "<h1></h1><ol></ol>";
+  contents.querySelector("h1").textContent = contentsTitle;
+  const list = contents.querySelector("ol");
+  let part = null;
+  const titles = [];
+  for (const page of pages) {
+    const response = await fetch(page.url);
+    if (!response.ok) { throw new Error(page.url + ": HTTP " + response.status); }
+    const html = new DOMParser().parseFromString(await response.text(), "text/html");
+    const article = html.querySelector("article.bd-article");
+    if (!article) { throw new Error(page.url + ": no article.bd-article"); }
+    const base = new URL(page.url, location.href).href;
+    for (const el of article.querySelectorAll("[id]")) { el.id = page.key + "--" + el.id; }
+    for (const el of article.querySelectorAll("img[src], source[src]")) {
+      el.setAttribute("src", new URL(el.getAttribute("src"), base).href);
+      el.removeAttribute("loading");
+    }
+    for (const el of article.querySelectorAll("a[href]")) {
+      const href = el.getAttribute("href");
+      const absolute = new URL(href, base).href;
+      const inside = local(absolute);
+      if (inside) { el.setAttribute("href", inside); }
+      else if (absolute.startsWith(location.origin)) { el.removeAttribute("href"); }  // the print server is gone
+      else { el.setAttribute("href", absolute); }
+    }
+    const section = document.createElement("section");
+    section.className = "print-book-page";
+    section.id = page.key;
+    section.append(...article.childNodes);
+    book.append(section);
+
+    const h1 = section.querySelector("h1");
+    const title = h1 ? h1.textContent.replace(/[#¶]\\s*$/, "").trim() : page.key;
+    titles.push(title);
+    if (page.part !== part && page.part) {
+      const item = document.createElement("li");
+      item.className = "print-book-part";
+      item.textContent = page.part;
+      list.append(item);
+    }
+    part = page.part;
+    const item = document.createElement("li");
+    const link = document.createElement("a");
+    link.href = "#" + page.key;
+    link.textContent = title;
+    item.append(link);
+    list.append(item);
+  }
+  const article = document.querySelector("article.bd-article");
+  if (window.MathJax && MathJax.startup && MathJax.startup.promise) {
+    await MathJax.startup.promise;
+    MathJax.typesetClear();
+  }
+  article.replaceChildren(contents, ...book.childNodes);
+  // The theme's print-only header (the root page's title and its own table of contents) is not the book's.
+  document.querySelectorAll("#jb-print-docs-body").forEach(el => el.remove());
+  document.title = document.querySelector("meta[property='og:site_name']")?.content || document.title;
+  if (!window.MathJax || !MathJax.typesetPromise) { throw new Error("MathJax is not loaded on the root page"); }
+  await MathJax.typesetPromise([article]);
+  const images = Array.from(article.querySelectorAll("img"));
+  await Promise.all(images.map(img => img.complete ? null :
+      new Promise(done => { img.addEventListener("load", done); img.addEventListener("error", done); })));
+  await document.fonts.ready;
+  const maths = Array.from(article.querySelectorAll(".math"));
+  return {
+    titles,
+    math_total: maths.length,
+    math_untypeset: maths.filter(el => !el.querySelector("mjx-container")).map(el => el.textContent.slice(0, 80)),
+    math_errors: maths.filter(el => el.querySelector("mjx-merror")).map(el => el.textContent.slice(0, 80)),
+    broken_images: images.filter(img => !(img.naturalWidth > 0)).map(img => img.src),
+  };
+}
+"""
+
+FOOTER = """
+<div style="font-size: 8px; width: 100%; margin: 0 12mm; display: flex; justify-content: space-between;
+            color: #555; font-family: sans-serif;">
+  <span>{title}</span><span><span class="pageNumber"></span> / <span class="totalPages"></span></span>
+</div>
+"""
+
+
+def toc_pages(root=ROOT):
+    """The book's pages in reading order, from _toc.yml: dicts with the document name and its part's caption."""
+    toc = yaml.safe_load((root / "_toc.yml").read_text(encoding="utf-8"))
+    pages = [{"doc": toc["root"], "part": None}]
+    for part in toc.get("parts", []):
+        for chapter in part.get("chapters", []):
+            pages.append({"doc": chapter["file"], "part": part.get("caption")})
+    for chapter in toc.get("chapters", []):
+        pages.append({"doc": chapter["file"], "part": None})
+    for page in pages:
+        page["doc"] = str(Path(page["doc"]).with_suffix("")).replace("\\", "/")
+    return pages
+
+
+def book_title(root=ROOT):
+    return yaml.safe_load((root / "_config.yml").read_text(encoding="utf-8"))["title"]
+
+
+def find_chromium():
+    """Debian's chromium on the PATH (never a downloaded browser)."""
+    return shutil.which("chromium")
+
+
+class _QuietHandler(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, *args):
+        pass
+
+
+def _serve(directory):
+    handler = functools.partial(_QuietHandler, directory=str(directory))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    server.daemon_threads = True
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server
+
+
+def print_book(site, out, chromium):
+    """Print the site at `site` into the PDF `out`; returns what the browser reported about the document."""
+    from playwright.sync_api import sync_playwright
+
+    pages = toc_pages()
+    missing = [p["doc"] for p in pages if not (site / (p["doc"] + ".html")).exists()]
+    if missing:
+        raise SystemExit(f"{site} lacks pages of _toc.yml: {missing}; build the site first (make book)")
+    title = book_title()
+    server = _serve(site)
+    base = f"http://127.0.0.1:{server.server_address[1]}/"
+    refused = []
+    try:
+        with sync_playwright() as playwright:
+            browser = playwright.chromium.launch(executable_path=chromium, headless=True, args=CHROMIUM_ARGS)
+            try:
+                context = browser.new_context(viewport={"width": 1280, "height": 900}, color_scheme="light")
+                context.set_default_timeout(TIMEOUT_MS)
+                context.route(lambda url: not url.startswith(base) and not url.startswith(("data:", "blob:")),
+                              lambda route: (refused.append(route.request.url), route.abort("blockedbyclient")))
+                page = context.new_page()
+                errors = []
+                page.on("pageerror", lambda error: errors.append(str(error)))
+                page.goto(base + pages[0]["doc"] + ".html", wait_until="load")
+                report = page.evaluate(ASSEMBLE_JS, {
+                    "pages": [{"url": base + p["doc"] + ".html", "key": p["doc"].replace("/", "-"), "part": p["part"]}
+                              for p in pages],
+                    "contentsTitle": "Contents",
+                })
+                problems = []
+                if report["math_untypeset"] or report["math_errors"]:
+                    problems.append(f"maths left as TeX: {report['math_untypeset']}, "
+                                    f"typeset as errors: {report['math_errors']}")
+                if report["broken_images"]:
+                    problems.append(f"images that do not load: {report['broken_images']}")
+                if refused:
+                    problems.append(f"requests to other hosts (refused): {refused}")
+                if errors:
+                    problems.append(f"errors in the page: {errors}")
+                if problems:
+                    raise SystemExit("the book was not printed:\n  " + "\n  ".join(problems))
+                out.parent.mkdir(parents=True, exist_ok=True)
+                page.pdf(path=str(out), format="A4", scale=0.85, print_background=True, outline=True, tagged=True,
+                         margin={"top": "16mm", "bottom": "18mm", "left": "14mm", "right": "14mm"},
+                         display_header_footer=True, header_template="<span></span>",
+                         footer_template=FOOTER.format(title=title))
+            finally:
+                browser.close()
+    finally:
+        server.shutdown()
+        server.server_close()
+    return report
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--site", type=Path, default=ROOT / "_build" / "html", help="the built site")
+    parser.add_argument("--out", type=Path, default=ROOT / "_build" / "pdf" / PDF_NAME, help="the PDF to write")
+    args = parser.parse_args(argv)
+    chromium = find_chromium()
+    if not chromium:
+        raise SystemExit("chromium is not on the PATH: install Debian's chromium (apt-get install chromium "
+                         "fonts-noto-cjk); the PDF is printed with it, offline")
+    start = time.perf_counter()
+    report = print_book(args.site, args.out, chromium)
+    seconds = time.perf_counter() - start
+    size = args.out.stat().st_size / 1e6
+    print(f"{args.out}: {len(report['titles'])} pages of the site, {report['math_total']} formulas typeset, "
+          f"{size:.1f} MB, printed in {seconds:.0f} s")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
