@@ -187,3 +187,18 @@ def test_links_between_chapters_survive(pdf):
             uri = action.get("/URI", "")
             assert "127.0.0.1" not in str(uri), f"a link points at the print server: {uri}"
     assert internal >= len(print_pdf.toc_pages()), f"only {internal} internal links (the contents alone has more)"
+
+
+def test_outline_titles_read_cleanly(pdf):
+    """One outline entry per heading, each with its number once ("7.6. Exercises", not "7.6. 7.6. ExercisesExercises")."""
+    titles = outline_titles(pdf)
+    assert len(titles) > len(print_pdf.toc_pages()), f"the outline has only {len(titles)} entries"
+    doubled = [t for t in titles if re.match(r"(\d+(?:\.\d+)*\.) \1", t)]
+    assert not doubled, f"outline entries numbered twice: {doubled}"
+
+
+def test_no_buttons_on_paper(text):
+    """Prompts that only a screen can act on are left out of the print."""
+    flat = squash(text)
+    for prompt in ("Show code cell source", "Download the book as PDF", "Ctrl+K"):
+        assert squash(prompt) not in flat, f"the PDF prints {prompt!r}"

@@ -108,8 +108,20 @@ async ({pages, contentsTitle}) => {
       new Promise(done => { img.addEventListener("load", done); img.addEventListener("error", done); })));
   await document.fonts.ready;
   const maths = Array.from(article.querySelectorAll(".math"));
+  // Each heading as plain text, for the PDF's outline: typeset maths as the text MathJax gives screen readers.
+  const headings = Array.from(article.querySelectorAll("h1, h2, h3, h4, h5, h6")).filter(h => h.checkVisibility())
+      .map(h => {
+        const copy = h.cloneNode(true);
+        copy.querySelectorAll(".headerlink").forEach(el => el.remove());
+        copy.querySelectorAll("mjx-container").forEach(el => {
+          const spoken = el.querySelector("mjx-assistive-mml");
+          el.replaceWith(spoken ? spoken.textContent : "");
+        });
+        return copy.textContent.replace(/\\s+/g, " ").trim();
+      });
   return {
     titles,
+    headings,
     math_total: maths.length,
     math_untypeset: maths.filter(el => !el.querySelector("mjx-container")).map(el => el.textContent.slice(0, 80)),
     math_errors: maths.filter(el => el.querySelector("mjx-merror")).map(el => el.textContent.slice(0, 80)),
@@ -213,7 +225,40 @@ def print_book(site, out, chromium):
     finally:
         server.shutdown()
         server.server_close()
+    _retitle_outline(out, report["headings"])
     return report
+
+
+def _retitle_outline(pdf, headings):
+    """Give the PDF's outline the headings' own text.
+
+    Chromium builds the outline from the headings it printed, but repeats the first line of a heading that was
+    moved to the next page ("7.6. 7.6. ExercisesExercises") and drops typeset maths. The outline has one entry per
+    heading, in document order; if the counts differ, the outline is left as Chromium wrote it.
+    """
+    from pypdf import PdfWriter
+    from pypdf.generic import NameObject, TextStringObject
+
+    writer = PdfWriter(str(pdf), incremental=True)  # appends the new titles; Chromium's bytes stay as they are
+    entries = []
+
+    def walk(node):
+        while node is not None:
+            node = node.get_object()
+            entries.append(node)
+            if "/First" in node:
+                walk(node["/First"])
+            node = node.get("/Next")
+
+    outlines = writer.root_object.get("/Outlines")
+    if outlines is not None and "/First" in outlines.get_object():
+        walk(outlines.get_object()["/First"])
+    if len(entries) != len(headings):
+        print(f"the PDF's outline has {len(entries)} entries for {len(headings)} headings: left as printed")
+        return
+    for entry, heading in zip(entries, headings):
+        entry[NameObject("/Title")] = TextStringObject(heading)
+    writer.write(str(pdf))
 
 
 def main(argv=None):
