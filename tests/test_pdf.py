@@ -92,6 +92,18 @@ def test_the_book_has_a_table_of_contents(pdf, text):
         assert squash(page_title(page["doc"])) in first_pages, f"{page['doc']} is missing from the contents"
 
 
+def test_contents_give_the_page_each_part_starts_on(pdf):
+    contents = [squash(line) for line in pdf.pages[0].extract_text().splitlines()]
+    for page in print_pdf.toc_pages():
+        title = squash(page_title(page["doc"]))
+        line = next((entry for entry in contents if entry.startswith(title) or re.match(r"\d+\." + re.escape(title), entry)), None)
+        assert line, f"{page['doc']} is not listed on the first page: {contents}"
+        number = re.search(r"(\d+)$", line)
+        assert number, f"no page number after {title!r} in the contents: {line!r}"
+        printed = pdf.pages[int(number.group(1)) - 1].extract_text()
+        assert title in squash(printed), f"the contents send {title!r} to page {number.group(1)}, which does not show it"
+
+
 def test_every_reference_of_the_site_is_printed(text):
     site_page = ROOT / "_build" / "html" / "references.html"
     if not site_page.exists():
