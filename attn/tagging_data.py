@@ -1,4 +1,4 @@
-"""A toy tagging task that no fixed window can solve (chapter 10).
+"""Two toy tagging tasks for chapter 10: one no fixed window can solve, one no set of words can.
 
 Sentences are made of words from a small vocabulary. Most words always take the
 same tag ("the" is DET, "dog" is N). Four words are ambiguous, like the lecture's
@@ -11,6 +11,12 @@ decides the reading of all its ambiguous words:
 
 The cue can stand at any distance from an ambiguous word, so a tagger that only
 sees a window of neighbours must guess whenever the cue is outside the window.
+
+The **order task** (:func:`make_order_sentences`) turns the lecture's "I saw a saw" into
+data: there is no cue, and an ambiguous word is a verb right after a pronoun ("I saw") and a
+noun right after a determiner ("a saw"). Every ambiguous word comes with one determiner
+and one pronoun in its sentence, one of them just before it and the other elsewhere, so the
+*set* of words is the same whichever reading holds: only the order decides.
 
 A sentence is a pair ``(tokens, tags)`` of int arrays of shape (N,): word ids into
 :data:`VOCAB` and tag ids into :data:`TAGS`. Randomness only comes from
@@ -37,6 +43,9 @@ VOCAB = (PAD, *FILLERS, *AMBIGUOUS, *CUES)
 WORD_ID = {w: k for k, w in enumerate(VOCAB)}
 TAG_ID = {t: k for k, t in enumerate(TAGS)}
 PAD_ID = WORD_ID[PAD]
+DETERMINERS = ("a", "the")
+PRONOUNS = ("I", "she", "they")
+ORDER_READING = {"DET": "N", "PRON": "V"}  # tag of the word before -> reading of an ambiguous word
 AMBIGUOUS_IDS = np.array([WORD_ID[w] for w in AMBIGUOUS])
 CUE_IDS = np.array([WORD_ID[w] for w in CUES])
 
@@ -247,3 +256,149 @@ def window_ceiling(sentences, half_width):
         raise ValueError("sentences is empty")
     blind = int(np.sum(cue_distances(sentences) > half_width))
     return (n_tokens - 0.5 * blind) / n_tokens
+
+
+def window_ceiling_band(sentences, half_width, *, n_boot=2000, coverage=0.95, seed=0):
+    """The range in which a tagger that reaches the window ceiling lands on a test set like this one.
+
+    :func:`window_ceiling` is an expectation: a tagger that guesses when the cue is
+    out of sight is right on each such word with probability 1/2, so its accuracy on
+    one test set is the ceiling plus noise. Each bootstrap replicate draws as many
+    sentences as ``sentences`` holds, with replacement (whole sentences, since the words
+    of a sentence share one cue), and a fair coin for every blind ambiguous word.
+
+    Parameters
+    ----------
+    sentences : list of (tokens, tags)
+    half_width : int
+    n_boot : int
+        Number of bootstrap replicates.
+    coverage : float
+        Fraction of the replicates inside the band, in (0, 1).
+    seed : int
+
+    Returns
+    -------
+    (float, float)
+        The central ``coverage`` interval of the replicates' accuracies.
+    """
+    half_width = _check_int("half_width", half_width, 0)
+    n_boot = _check_int("n_boot", n_boot, 1)
+    if not 0.0 < coverage < 1.0:
+        raise ValueError(f"coverage must be in (0, 1), got {coverage!r}")
+    if len(sentences) == 0:
+        raise ValueError("sentences is empty")
+    n_tokens = np.array([len(t) for t, _ in sentences])
+    blind = np.array([np.sum(cue_distances([(t, g)]) > half_width) for t, g in sentences])
+    rng = np.random.default_rng(seed)
+    pick = rng.integers(len(sentences), size=(n_boot, len(sentences)))  # (n_boot, n) sentence indices
+    tokens, blind_words = n_tokens[pick].sum(axis=1), blind[pick].sum(axis=1)
+    right = tokens - blind_words + rng.binomial(blind_words, 0.5)
+    tail = (1.0 - coverage) / 2
+    low, high = np.quantile(right / tokens, [tail, 1.0 - tail])
+    return float(low), float(high)
+
+
+# --- the order task ---------------------------------------------------------------------------------
+
+
+def order_tags(tokens):
+    """The correct tag ids of an order-task sentence.
+
+    Parameters
+    ----------
+    tokens : (N,) ndarray of int
+        Every ambiguous word must directly follow a determiner or a pronoun.
+
+    Returns
+    -------
+    tags : (N,) ndarray of int
+        Fixed tags for the other words; an ambiguous word is N after a determiner
+        ("a saw") and V after a pronoun ("I saw").
+
+    Examples
+    --------
+    >>> [TAGS[k] for k in order_tags(encode(["I", "saw", "a", "saw"]))]
+    ['PRON', 'V', 'DET', 'N']
+    """
+    tokens = check_tokens(tokens)
+    if tokens.ndim != 1:
+        raise ValueError(f"tokens must be one sentence of shape (N,), got shape {tokens.shape}")
+    words = decode(tokens)
+    tags = []
+    for i, w in enumerate(words):
+        if w in AMBIGUOUS:
+            before = FILLERS.get(words[i - 1]) if i > 0 else None
+            if before not in ORDER_READING:
+                raise ValueError(f"the ambiguous word {w!r} at index {i} must follow a determiner or a pronoun, "
+                                 f"got {words[i - 1] if i > 0 else 'the start of the sentence'!r}")
+            tags.append(ORDER_READING[before])
+        elif w in FILLERS:
+            tags.append(FILLERS[w])
+        else:
+            raise ValueError(f"the order task has no cue words, got {w!r} at index {i}")
+    return np.array([TAG_ID[t] for t in tags], dtype=np.intp)
+
+
+def make_order_sentences(n, seed, *, min_len=4, max_len=8):
+    """Generate ``n`` random sentences of the order task.
+
+    A sentence of N words holds k = N // 3 ambiguous words. Each comes with a
+    determiner and a pronoun: one of the two (either, with probability 1/2) stands just
+    before it, the other anywhere else. The remaining N - 3k words are other fillers.
+    The pieces are shuffled as units, so the multiset of words does not depend on the tags.
+
+    Parameters
+    ----------
+    n : int
+    seed : int
+    min_len, max_len : int
+        Lengths are drawn uniformly from ``min_len..max_len`` (both included, ``min_len >= 3``).
+
+    Returns
+    -------
+    list of (tokens, tags)
+    """
+    n = _check_int("n", n, 1)
+    min_len = _check_int("min_len", min_len, 3)
+    max_len = _check_int("max_len", max_len, min_len)
+    rng = np.random.default_rng(seed)
+    det_ids = np.array([WORD_ID[w] for w in DETERMINERS])
+    pron_ids = np.array([WORD_ID[w] for w in PRONOUNS])
+    other_ids = np.array([WORD_ID[w] for w in FILLERS if w not in DETERMINERS + PRONOUNS])
+    sentences = []
+    for _ in range(n):
+        N = int(rng.integers(min_len, max_len + 1))
+        k = N // 3
+        units = []
+        for _ in range(k):
+            det, pron, word = int(rng.choice(det_ids)), int(rng.choice(pron_ids)), int(rng.choice(AMBIGUOUS_IDS))
+            before, elsewhere = (det, pron) if rng.random() < 0.5 else (pron, det)
+            units += [[before, word], [elsewhere]]
+        units += [[int(w)] for w in rng.choice(other_ids, size=N - 3 * k)]
+        tokens = np.array([w for u in (units[j] for j in rng.permutation(len(units))) for w in u], dtype=np.intp)
+        sentences.append((tokens, order_tags(tokens)))
+    return sentences
+
+
+def set_ceiling(sentences):
+    """The best expected accuracy of any tagger that sees a sentence only as a set of words.
+
+    In the order task the multiset of words is the same for both readings of every
+    ambiguous word, so such a tagger (self-attention without positions is one) can only
+    guess them: right half the time. Every other word has a fixed tag.
+
+    Parameters
+    ----------
+    sentences : list of (tokens, tags)
+
+    Returns
+    -------
+    float
+        (#tokens - #ambiguous / 2) / #tokens.
+    """
+    n_tokens = sum(len(t) for t, _ in sentences)
+    if n_tokens == 0:
+        raise ValueError("sentences is empty")
+    n_ambiguous = sum(int(is_ambiguous(t).sum()) for t, _ in sentences)
+    return (n_tokens - 0.5 * n_ambiguous) / n_tokens

@@ -22,10 +22,13 @@ Parameters are plain dicts of arrays, so the optimizer and the gradient check tr
 both models alike.
 """
 
+import functools
+
 import numpy as np
 
 from ._checks import as_array
-from .tagging_data import PAD_ID, TAGS, VOCAB, check_tokens, cue_position, is_ambiguous, length_batches
+from .tagging_data import (PAD_ID, TAGS, VOCAB, check_tokens, cue_position, is_ambiguous, length_batches,
+                           make_order_sentences, make_sentences)
 
 # --- layers ------------------------------------------------------------------------------------
 
@@ -64,10 +67,14 @@ def softmax_columns_backward(A_prime, dA_prime):
     dA_prime = as_array("dA_prime", dA_prime)
     if A_prime.shape != dA_prime.shape or A_prime.ndim < 2:
         raise ValueError(f"A_prime {A_prime.shape} and dA_prime {dA_prime.shape} must be equal shapes (..., N, N)")
+    return _softmax_backward(A_prime, dA_prime)
+
+
+def _softmax_backward(A_prime, dA_prime):
     return A_prime * (dA_prime - np.sum(A_prime * dA_prime, axis=-2, keepdims=True))
 
 
-def attention_forward(I, W_q, W_k, W_v):
+def attention_forward(I, W_q, W_k, W_v, *, scale=1.0):
     """Self-attention on a batch of sentences, keeping what the backward pass needs.
 
     Parameters
@@ -76,15 +83,18 @@ def attention_forward(I, W_q, W_k, W_v):
         B sentences; I[b] is one sentence with columns a^1 ... a^N.
     W_q, W_k : (d_k, d) ndarray
     W_v : (d_v, d) ndarray
+    scale : float
+        Multiplies the scores: A = scale K^T Q (1 is the lecture's plain dot product,
+        1 / sqrt(d_k) the Transformer's).
 
     Returns
     -------
     O : (B, d_v, N) ndarray
-        O[b] equals ``attn.self_attention(I[b], W_q, W_k, W_v)[0]``.
+        O[b] equals ``attn.self_attention(I[b], W_q, W_k, W_v, scale=scale)[0]``.
     A_prime : (B, N, N) ndarray
         A_prime[b, j, i] is how much query i attends to key j in sentence b.
     cache : tuple
-        (I, Q, K, V, A_prime), for :func:`attention_backward`.
+        (I, Q, K, V, A_prime, scale), for :func:`attention_backward`.
     """
     if I.ndim != 3:
         raise ValueError(f"I must be a batch of sentences of shape (B, d, N), got shape {I.shape}")
@@ -96,10 +106,10 @@ def attention_forward(I, W_q, W_k, W_v):
     Q = W_q @ I  # (d_k, d) x (B, d, N) -> (B, d_k, N)
     K = W_k @ I
     V = W_v @ I  # (B, d_v, N)
-    A = K.transpose(0, 2, 1) @ Q  # (B, N, d_k) x (B, d_k, N) -> (B, N, N)
+    A = scale * (K.transpose(0, 2, 1) @ Q)  # (B, N, d_k) x (B, d_k, N) -> (B, N, N)
     A_prime = softmax_columns(A)
     O = V @ A_prime  # (B, d_v, N) x (B, N, N) -> (B, d_v, N)
-    return O, A_prime, (I, Q, K, V, A_prime)
+    return O, A_prime, (I, Q, K, V, A_prime, scale)
 
 
 def attention_backward(dO, W_q, W_k, W_v, cache):
@@ -122,14 +132,14 @@ def attention_backward(dO, W_q, W_k, W_v, cache):
 
     Notes
     -----
-    O = V A' gives dV = dO A'^T and dA' = V^T dO; A = K^T Q gives dQ = K dA and
-    dK = Q dA^T; Q = W_q I gives dW_q = sum_b dQ I^T and dI = W_q^T dQ (same for K, V).
+    O = V A' gives dV = dO A'^T and dA' = V^T dO; A = s K^T Q gives dQ = s K dA and
+    dK = s Q dA^T; Q = W_q I gives dW_q = sum_b dQ I^T and dI = W_q^T dQ (same for K, V).
     """
-    I, Q, K, V, A_prime = cache
+    I, Q, K, V, A_prime, scale = cache
     if dO.shape != V.shape:
         raise ValueError(f"dO has shape {dO.shape} but the forward pass gave O of shape {V.shape}")
     dV = dO @ A_prime.transpose(0, 2, 1)  # (B, d_v, N) x (B, N, N) -> (B, d_v, N)
-    dA = softmax_columns_backward(A_prime, V.transpose(0, 2, 1) @ dO)  # (B, N, d_v) x (B, d_v, N)
+    dA = scale * _softmax_backward(A_prime, V.transpose(0, 2, 1) @ dO)  # (B, N, d_v) x (B, d_v, N)
     dQ = K @ dA  # (B, d_k, N) x (B, N, N) -> (B, d_k, N)
     dK = Q @ dA.transpose(0, 2, 1)
     dI = W_q.T @ dQ + W_k.T @ dK + W_v.T @ dV  # (d, d_k) x (B, d_k, N) -> (B, d, N)
@@ -219,6 +229,11 @@ def cross_entropy(logits, tags):
                          f"got shape {tags.shape} and dtype {tags.dtype}")
     if tags.size and (tags.min() < 0 or tags.max() >= logits.shape[0]):
         raise ValueError(f"tags must lie in 0..{logits.shape[0] - 1}, got {tags.min()}..{tags.max()}")
+    return _cross_entropy(logits, tags)
+
+
+def _cross_entropy(logits, tags):
+    """:func:`cross_entropy` without the input checks, for the training loop."""
     M = logits.shape[1]
     shifted = logits - logits.max(axis=0, keepdims=True)
     log_p = shifted - np.log(np.exp(shifted).sum(axis=0, keepdims=True))
@@ -234,7 +249,9 @@ def _embed_backward(dX, tokens, n_vocab):
     dX : (d, K) ndarray, tokens : (K,) int ndarray -> (d, n_vocab) ndarray. ``np.bincount``
     adds in a fixed order, so the result does not depend on the number of BLAS threads.
     """
-    return np.stack([np.bincount(tokens, weights=row, minlength=n_vocab) for row in dX])
+    d = dX.shape[0]
+    slot = (np.arange(d)[:, None] * n_vocab + tokens).ravel()  # row r, word k -> slot r * n_vocab + k
+    return np.bincount(slot, weights=dX.ravel(), minlength=d * n_vocab).reshape(d, n_vocab)
 
 
 # --- the two models ----------------------------------------------------------------------------
@@ -267,7 +284,7 @@ def init_window_model(seed, *, d=8, half_width=2, hidden=16):
     }
 
 
-def init_attention_model(seed, *, d=8, d_k=8, hidden=16):
+def init_attention_model(seed, *, d=8, d_k=8, hidden=16, qk_init=0.1, n_positions=0):
     """Random parameters of the self-attention tagger.
 
     Parameters
@@ -279,21 +296,40 @@ def init_attention_model(seed, *, d=8, d_k=8, hidden=16):
         Size of queries and keys.
     hidden : int
         Width of the FC hidden layer.
+    qk_init : float
+        W_q and W_k start with entries of standard deviation ``qk_init / sqrt(d)``.
+        A small value (the default 0.1) makes every score near 0 and so every column
+        of A' near uniform at the start: each query then sees every key, the one that
+        matters included, and gets a gradient towards it. With 1 (the usual scale for
+        a weight matrix) the scores start with a spread of several units, the
+        softmax is already peaked on random keys, and a query whose weight on the
+        useful key starts near 0 gets almost no gradient to move it.
+    n_positions : int
+        With n_positions > 0, a learned positional encoding: a table ``P`` (d, n_positions)
+        whose column p is e^(p+1), added to a^(p+1). Entries start as N(0, 1) draws, so
+        every position starts distinct. Sentences may not be longer than n_positions.
 
     Returns
     -------
     dict
-        ``E`` (d, V), ``W_q``, ``W_k`` (d_k, d), ``W_v`` (d, d), ``W1`` (hidden, 2d), ``b1``, ``W2`` (T, hidden), ``b2``.
+        ``E`` (d, V), ``W_q``, ``W_k`` (d_k, d), ``W_v`` (d, d), ``W1`` (hidden, 2d), ``b1``, ``W2`` (T, hidden), ``b2``,
+        and ``P`` (d, n_positions) when n_positions > 0.
     """
     d, d_k, hidden = _positive("d", d), _positive("d_k", d_k), _positive("hidden", hidden)
+    if not qk_init >= 0:
+        raise ValueError(f"qk_init must be >= 0, got {qk_init!r}")
+    n_positions = _positive("n_positions", n_positions, 0)
     rng = np.random.default_rng(seed)
-    return {
+    params = {
         "E": rng.normal(0.0, 1.0, (d, len(VOCAB))),
-        "W_q": rng.normal(0.0, 1.0 / np.sqrt(d), (d_k, d)),
-        "W_k": rng.normal(0.0, 1.0 / np.sqrt(d), (d_k, d)),
+        "W_q": rng.normal(0.0, qk_init / np.sqrt(d), (d_k, d)),
+        "W_k": rng.normal(0.0, qk_init / np.sqrt(d), (d_k, d)),
         "W_v": rng.normal(0.0, 1.0 / np.sqrt(d), (d, d)),
         **_mlp_init(rng, 2 * d, hidden),
     }
+    if n_positions:
+        params["P"] = rng.normal(0.0, 1.0, (d, n_positions))
+    return params
 
 
 def _mlp_init(rng, f, hidden):
@@ -366,7 +402,7 @@ def window_loss_and_grads(params, tokens, tags):
     _check_params(params, WINDOW_KEYS)
     tokens, tags = _check_batch(tokens, tags)
     logits, (win, cache) = _window_forward(params, tokens)
-    loss, dlogits = cross_entropy(logits, _columns(tags[:, None, :])[0])
+    loss, dlogits = _cross_entropy(logits, tags.reshape(-1))  # positions in the order of _columns
     dX, grads = mlp_backward(dlogits, params, cache)
     d = params["E"].shape[0]
     dX = dX.reshape(-1, d, tokens.size).transpose(1, 0, 2).reshape(d, -1)  # back to (d, K), K as in win
@@ -384,7 +420,13 @@ def window_predict(params, tokens):
 
 def _attention_forward(params, tokens):
     I = params["E"][:, tokens].transpose(1, 0, 2)  # (d, B, N) -> (B, d, N)
-    O, A_prime, att_cache = attention_forward(I, params["W_q"], params["W_k"], params["W_v"])
+    if "P" in params:
+        if tokens.shape[1] > params["P"].shape[1]:
+            raise ValueError(f"sentences of {tokens.shape[1]} words are longer than the {params['P'].shape[1]} "
+                             "positions of the learned table P")
+        I = I + params["P"][:, :tokens.shape[1]]  # a^i + e^i, the same e^i in every sentence
+    scale = 1.0 / np.sqrt(params["W_q"].shape[0])  # the Transformer's 1 / sqrt(d_k)
+    O, A_prime, att_cache = attention_forward(I, params["W_q"], params["W_k"], params["W_v"], scale=scale)
     X = _columns(np.concatenate([I, O], axis=1))  # [a^i; b^i] for every position: (2d, B*N)
     logits, mlp_cache = mlp_forward(params, X)
     return logits, A_prime, (att_cache, mlp_cache)
@@ -398,18 +440,25 @@ def attention_loss_and_grads(params, tokens, tags):
     params : dict
         From :func:`init_attention_model`.
     tokens, tags : (B, N) ndarray of int
+        With ``P`` among them (``n_positions`` > 0), the learned positional encoding e^i is
+        added to each a^i before attention ("attention+position").
 
     Returns
     -------
     loss : float
     grads : dict
-        One array per parameter (E, W_q, W_k, W_v, W1, b1, W2, b2), same shapes.
+        One array per parameter (E, W_q, W_k, W_v, W1, b1, W2, b2, and P if present), same shapes.
+
+    Notes
+    -----
+    With a positional table P, I = E[:, tokens] + P[:, :N]; its gradient is dI summed over
+    the sentences of the batch (columns past N get 0), and dI flows on to the embeddings.
     """
     _check_params(params, ATTENTION_KEYS)
     tokens, tags = _check_batch(tokens, tags)
     B = tokens.shape[0]
     logits, _, (att_cache, mlp_cache) = _attention_forward(params, tokens)
-    loss, dlogits = cross_entropy(logits, _columns(tags[:, None, :])[0])
+    loss, dlogits = _cross_entropy(logits, tags.reshape(-1))  # positions in the order of _columns
     dX, grads = mlp_backward(dlogits, params, mlp_cache)
     d = params["E"].shape[0]
     dX = _batched(dX, B)  # (B, 2d, N)
@@ -417,6 +466,9 @@ def attention_loss_and_grads(params, tokens, tags):
         dX[:, d:], params["W_q"], params["W_k"], params["W_v"], att_cache)
     dI = dI + dX[:, :d]  # I reaches the loss twice: through attention and directly into the FC
     grads["E"] = _embed_backward(_columns(dI), _columns(tokens[:, None, :])[0], len(VOCAB))
+    if "P" in params:  # e^i was added to a^i in every sentence: its gradient sums dI over the batch
+        grads["P"] = np.zeros_like(params["P"])
+        grads["P"][:, :tokens.shape[1]] = dI.sum(axis=0)
     return loss, grads
 
 
@@ -448,6 +500,8 @@ ATTENTION_KEYS = ("E", "W_q", "W_k", "W_v", "W1", "b1", "W2", "b2")
 
 def _check_params(params, keys):
     missing = [k for k in keys if k not in params]
+    extra = [k for k in params if k not in keys and k != "P"]
+    missing += extra
     if missing:
         raise ValueError(f"params lacks {missing}: it has {sorted(params)}")
 
@@ -507,7 +561,7 @@ def gradient_check(loss_and_grads, params, tokens, tags, *, eps=1e-4):
     return worst
 
 
-def adam_step(params, grads, state, *, lr=0.01, beta1=0.9, beta2=0.999, eps=1e-8):
+def adam_step(params, grads, state, *, lr=0.01, lr_factors=None, beta1=0.9, beta2=0.999, eps=1e-8):
     """One step of Adam: a gradient step scaled per parameter by running moments.
 
     Parameters
@@ -518,6 +572,8 @@ def adam_step(params, grads, state, *, lr=0.01, beta1=0.9, beta2=0.999, eps=1e-8
         ``{}`` before the first step; updated in place with the moments and step count.
     lr : float
         Learning rate.
+    lr_factors : dict, optional
+        Multiplies the learning rate of the named parameters, e.g. ``{"W_q": 0.3}``.
 
     Returns
     -------
@@ -531,6 +587,7 @@ def adam_step(params, grads, state, *, lr=0.01, beta1=0.9, beta2=0.999, eps=1e-8
     """
     if set(params) != set(grads):
         raise ValueError(f"params and grads have different keys: {sorted(params)} vs {sorted(grads)}")
+    lr_factors = {} if lr_factors is None else lr_factors
     t = state.get("t", 0) + 1
     state["t"] = t
     new = {}
@@ -540,8 +597,43 @@ def adam_step(params, grads, state, *, lr=0.01, beta1=0.9, beta2=0.999, eps=1e-8
             raise ValueError(f"grads[{name!r}] has shape {g.shape} but params[{name!r}] has shape {theta.shape}")
         m = state[("m", name)] = beta1 * state.get(("m", name), 0.0) + (1 - beta1) * g
         v = state[("v", name)] = beta2 * state.get(("v", name), 0.0) + (1 - beta2) * g**2
-        new[name] = theta - lr * (m / (1 - beta1**t)) / (np.sqrt(v / (1 - beta2**t)) + eps)
+        step = lr * lr_factors.get(name, 1.0)
+        new[name] = theta - step * (m / (1 - beta1**t)) / (np.sqrt(v / (1 - beta2**t)) + eps)
     return new
+
+
+class _FlatAdam:
+    """:func:`adam_step` on all parameters at once: one flat vector, of which ``params`` holds views.
+
+    The same update as :func:`adam_step`, with a dozen numpy calls per step instead of a
+    dozen per parameter array (training steps are small, so the call count matters).
+    """
+
+    def __init__(self, names, theta, lr_vector):
+        self.names, self.theta, self.lr = names, theta, lr_vector
+        self.m, self.v, self.t = np.zeros_like(theta), np.zeros_like(theta), 0
+
+    @classmethod
+    def start(cls, params, lr, lr_factors):
+        lr_factors = {} if lr_factors is None else lr_factors
+        names = list(params)
+        theta = np.concatenate([np.asarray(params[n], dtype=np.float64).ravel() for n in names])
+        lr_vector = np.concatenate([np.full(params[n].size, lr * lr_factors.get(n, 1.0)) for n in names])
+        views, start = {}, 0
+        for n in names:
+            views[n] = theta[start:start + params[n].size].reshape(params[n].shape)
+            start += params[n].size
+        return views, cls(names, theta, lr_vector)
+
+    def step(self, grads, beta1=0.9, beta2=0.999, eps=1e-8):
+        g = np.concatenate([grads[n].ravel() for n in self.names])
+        self.t += 1
+        self.m *= beta1
+        self.m += (1 - beta1) * g
+        self.v *= beta2
+        self.v += (1 - beta2) * g**2
+        m_hat, v_hat = self.m / (1 - beta1**self.t), self.v / (1 - beta2**self.t)
+        self.theta -= self.lr * m_hat / (np.sqrt(v_hat) + eps)
 
 
 def accuracy(predict, params, sentences):
@@ -597,14 +689,14 @@ def ambiguous_hits(predict, params, sentences):
     return np.concatenate(distance), np.concatenate(correct)
 
 
-def train(loss_and_grads, params, sentences, *, epochs=30, batch_size=32, lr=0.01, seed=0,
-          predict=None, held_out=None):
+def train(loss_and_grads, params, sentences, *, epochs=3, batch_size=16, lr=0.01, lr_factors=None, seed=0,
+          predict=None, validation=None):
     """Train with Adam on batches of equal-length sentences.
 
     Parameters
     ----------
     loss_and_grads : callable
-        :func:`window_loss_and_grads` or :func:`attention_loss_and_grads`.
+        ``loss_and_grads(params, tokens, tags) -> (loss, grads)``, e.g. :func:`window_loss_and_grads`.
     params : dict
         Initial parameters.
     sentences : list of (tokens, tags)
@@ -614,11 +706,14 @@ def train(loss_and_grads, params, sentences, *, epochs=30, batch_size=32, lr=0.0
     batch_size : int
     lr : float
         Adam's learning rate.
+    lr_factors : dict, optional
+        Per-parameter multipliers of ``lr`` (see :func:`adam_step`).
     seed : int
         Seed of the batch order.
     predict : callable, optional
-        With ``held_out``, the held-out accuracy is recorded after each epoch.
-    held_out : list of (tokens, tags), optional
+        With ``validation``, the accuracy on it is recorded after each epoch.
+    validation : list of (tokens, tags), optional
+        Sentences kept out of training to watch it (not the test set).
 
     Returns
     -------
@@ -626,19 +721,169 @@ def train(loss_and_grads, params, sentences, *, epochs=30, batch_size=32, lr=0.0
         The trained parameters.
     history : dict
         ``"loss"``: mean training loss of each epoch (list of float);
-        ``"accuracy"``: held-out accuracy after each epoch (empty without ``held_out``).
+        ``"validation"``: accuracy on ``validation`` before training and after each epoch
+        (``epochs + 1`` numbers; empty without ``validation``).
     """
     epochs = _positive("epochs", epochs)
+    if not lr > 0:
+        raise ValueError(f"lr must be positive, got {lr!r}")
     batches = length_batches(sentences, batch_size)
     rng = np.random.default_rng(seed)
-    state, history = {}, {"loss": [], "accuracy": []}
+    params, adam = _FlatAdam.start(params, lr, lr_factors)
+    history = {"loss": [], "validation": []}
+    watch = predict is not None and validation is not None
+    if watch:
+        validation = length_batches(validation, 256)
+        history["validation"].append(_accuracy_of_batches(predict, params, validation))
     for _ in range(epochs):
         losses = []
         for k in rng.permutation(len(batches)):
             loss, grads = loss_and_grads(params, *batches[k])
-            params = adam_step(params, grads, state, lr=lr)
+            adam.step(grads)  # updates the arrays of params in place
             losses.append(loss)
         history["loss"].append(float(np.mean(losses)))
-        if predict is not None and held_out is not None:
-            history["accuracy"].append(accuracy(predict, params, held_out)[0])
+        if watch:
+            history["validation"].append(_accuracy_of_batches(predict, params, validation))
+    return params, history
+
+
+# --- one entry point for the chapter and the tests ------------------------------------------------
+
+KINDS = ("window", "attention", "attention+position")
+TASKS = ("cue", "order")
+
+#: The chapter's hyperparameters of each task; :func:`train_tagger` accepts any of them as an override.
+DEFAULTS = {
+    "cue": {"d": 8, "d_k": 8, "hidden": 16, "half_width": 2, "qk_init": 0.1, "qk_lr_factor": 0.3,
+            "epochs": 3, "batch_size": 16, "lr": 0.01, "validation_share": 0.2},
+    "order": {"d": 16, "d_k": 16, "hidden": 32, "half_width": 2, "qk_init": 0.1, "qk_lr_factor": 0.3,
+              "epochs": 6, "batch_size": 16, "lr": 0.02, "validation_share": 0.2},
+}
+
+#: The chapter's data: (generator, training sentences with their seed, test sentences with their seed).
+TASK_DATA = {
+    "cue": (make_sentences, (1000, 1), (500, 2)),
+    "order": (make_order_sentences, (1000, 3), (500, 4)),
+}
+
+
+def _check_choice(name, value, options):
+    if value not in options:
+        raise ValueError(f"{name} must be one of {', '.join(repr(o) for o in options)}; got {value!r}")
+    return value
+
+
+@functools.lru_cache(maxsize=None)
+def _default_data(task):
+    make, (n_train, train_seed), (n_test, test_seed) = TASK_DATA[task]
+    return tuple(make(n_train, seed=train_seed)), tuple(make(n_test, seed=test_seed))
+
+
+def default_data(task="cue"):
+    """The chapter's training and test sentences of a task.
+
+    Parameters
+    ----------
+    task : {"cue", "order"}
+
+    Returns
+    -------
+    train_set, test_set : list of (tokens, tags)
+        New lists each call; the sentences are generated once and shared.
+    """
+    train_set, test_set = _default_data(_check_choice("task", task, TASKS))
+    return list(train_set), list(test_set)
+
+
+def model_functions(kind):
+    """The loss-and-gradients function and the predictor of a kind of tagger.
+
+    Parameters
+    ----------
+    kind : {"window", "attention", "attention+position"}
+
+    Returns
+    -------
+    loss_and_grads : callable
+        ``loss_and_grads(params, tokens, tags) -> (loss, grads)``. The two attention kinds
+        share it: a positional table in ``params`` (key ``"P"``) is what adds positions.
+    predict : callable
+        ``predict(params, tokens) -> tags`` (window) or ``-> (tags, A_prime)`` (attention).
+    """
+    _check_choice("kind", kind, KINDS)
+    if kind == "window":
+        return window_loss_and_grads, window_predict
+    return attention_loss_and_grads, attention_predict  # "attention+position": the table P is in params
+
+
+def _accuracy_of_batches(predict, params, batches):
+    right = total = 0
+    for tokens, tags in batches:
+        guess = predict(params, tokens)
+        guess = guess[0] if isinstance(guess, tuple) else guess
+        right, total = right + int(np.sum(guess == tags)), total + tags.size
+    return right / total
+
+
+def split_validation(sentences, share):
+    """Carve a validation set off the end of a training set: (train, validation) lists."""
+    if not 0.0 < share < 1.0:
+        raise ValueError(f"validation_share must be in (0, 1), got {share!r}")
+    n_val = int(round(share * len(sentences)))
+    if not 0 < n_val < len(sentences):
+        raise ValueError(f"validation_share {share} of {len(sentences)} sentences leaves no training or "
+                         "no validation sentence")
+    return list(sentences[:-n_val]), list(sentences[-n_val:])
+
+
+def train_tagger(kind, seed, *, task="cue", train_set=None, test_set=None, **overrides):
+    """Initialise and train one tagger with the chapter's settings; score it on held-out sentences.
+
+    Parameters
+    ----------
+    kind : {"window", "attention", "attention+position"}
+        The window-FC tagger, the self-attention tagger, or the self-attention tagger with
+        a learned positional encoding e^i added to every a^i (a table with one column per
+        position up to the longest sentence of the training and test sets).
+    seed : int
+        Seeds both the initial weights and the batch order.
+    task : {"cue", "order"}
+        Which data set the defaults take (:func:`default_data`).
+    train_set, test_set : list of (tokens, tags), optional
+        Replace the task's default sentences. The last ``validation_share`` of the
+        training sentences are kept out of training as a validation set.
+    **overrides
+        Any key of ``DEFAULTS[task]``: model sizes, ``qk_init`` (see :func:`init_attention_model`),
+        ``qk_lr_factor`` (W_q and W_k learn at this fraction of ``lr``), ``epochs``,
+        ``batch_size``, ``lr``, ``validation_share``.
+
+    Returns
+    -------
+    params : dict
+        The trained parameters.
+    history : dict
+        ``"loss"``: mean training loss per epoch; ``"validation"``: validation accuracy
+        before training and after each epoch; ``"accuracy"``: a one-element list, the accuracy on the test
+        sentences after training (the test set is used for that number only).
+    """
+    _check_choice("kind", kind, KINDS)
+    _check_choice("task", task, TASKS)
+    unknown = sorted(set(overrides) - set(DEFAULTS[task]))
+    if unknown:
+        raise ValueError(f"unknown settings {unknown}; train_tagger accepts {sorted(DEFAULTS[task])}")
+    h = {**DEFAULTS[task], **overrides}
+    default_train, default_test = default_data(task)
+    train_set = default_train if train_set is None else list(train_set)
+    test_set = default_test if test_set is None else list(test_set)
+    fit_set, val_set = split_validation(train_set, h["validation_share"])
+    if kind == "window":
+        params = init_window_model(seed, d=h["d"], half_width=h["half_width"], hidden=h["hidden"])
+    else:
+        n_positions = max(len(t) for t, _ in train_set + test_set) if kind == "attention+position" else 0
+        params = init_attention_model(seed, d=h["d"], d_k=h["d_k"], hidden=h["hidden"], qk_init=h["qk_init"],
+                                      n_positions=n_positions)
+    loss_and_grads, predict = model_functions(kind)
+    params, history = train(loss_and_grads, params, fit_set, epochs=h["epochs"], batch_size=h["batch_size"],
+                            lr=h["lr"], lr_factors={"W_q": h["qk_lr_factor"], "W_k": h["qk_lr_factor"]}, seed=seed, predict=predict, validation=val_set)
+    history["accuracy"] = [accuracy(predict, params, test_set)[0]]
     return params, history

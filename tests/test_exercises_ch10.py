@@ -14,7 +14,7 @@ def softmax_backward_reference(A_prime, dA_prime):
 
 
 def test_softmax_backward_reference_passes():
-    assert "Correct" in ch10.check_softmax_backward(softmax_backward_reference)
+    assert "Right:" in ch10.check_softmax_backward(softmax_backward_reference)
 
 
 @pytest.mark.parametrize("wrong, hint", [
@@ -32,7 +32,7 @@ def test_softmax_backward_wrong_answers_fail(wrong, hint):
 # --- exercise 2: the gradient of W_v -----------------------------------------------------------------
 
 def test_value_gradient_reference_passes():
-    assert "Correct" in ch10.check_value_gradient(lambda I, A_prime, dO: dO @ A_prime.T @ I.T)
+    assert "Right:" in ch10.check_value_gradient(lambda I, A_prime, dO: dO @ A_prime.T @ I.T)
 
 
 @pytest.mark.parametrize("wrong, hint", [
@@ -58,7 +58,7 @@ def ceiling_reference(sentences, half_width):
 
 
 def test_window_ceiling_reference_passes():
-    assert "Correct" in ch10.check_window_ceiling(ceiling_reference)
+    assert "Right:" in ch10.check_window_ceiling(ceiling_reference)
 
 
 def ceiling_zero_when_blind(sentences, half_width):

@@ -76,9 +76,9 @@ def test_attention_forward_is_the_lectures_self_attention():
     rng = np.random.default_rng(0)
     I = rng.normal(size=(2, 4, 7))
     W_q, W_k, W_v = rng.normal(size=(3, 4)), rng.normal(size=(3, 4)), rng.normal(size=(5, 4))
-    O, A_prime, _ = T.attention_forward(I, W_q, W_k, W_v)
+    O, A_prime, _ = T.attention_forward(I, W_q, W_k, W_v, scale=1 / np.sqrt(3))
     for b in range(2):
-        O_ref, A_ref = attn.self_attention(I[b], W_q, W_k, W_v)
+        O_ref, A_ref = attn.self_attention(I[b], W_q, W_k, W_v, scale=1 / np.sqrt(3))
         np.testing.assert_allclose(O[b], O_ref, rtol=1e-12)
         np.testing.assert_allclose(A_prime[b], A_ref, rtol=1e-12)
     np.testing.assert_allclose(T.softmax_columns(I[0]), attn.softmax(I[0], axis=0), rtol=1e-12)
@@ -111,10 +111,18 @@ def test_cross_entropy_gradient_and_value():
 @pytest.mark.parametrize("init, loss_and_grads", [
     (T.init_window_model, T.window_loss_and_grads),
     (T.init_attention_model, T.attention_loss_and_grads),
-])
+    (lambda seed, **kw: T.init_attention_model(seed, n_positions=8, **kw), T.attention_loss_and_grads),
+], ids=["window", "attention", "attention+position"])
 def test_gradient_check_passes(init, loss_and_grads):
     params = init(1, d=3, hidden=4)
     assert T.gradient_check(loss_and_grads, params, *small_batch()) <= 1e-6
+
+
+def test_gradient_check_passes_at_the_chapters_start():
+    """W_q and W_k start small (qk_init=0.1): the check must hold there too, positions included."""
+    params = T.init_attention_model(4, d=4, d_k=4, hidden=5, n_positions=6)
+    tokens, tags = D.length_batches(D.make_order_sentences(3, seed=1, min_len=6, max_len=6), 3)[0]
+    assert T.gradient_check(T.attention_loss_and_grads, params, tokens, tags) <= 1e-6
 
 
 def test_gradient_check_catches_a_wrong_gradient():
@@ -156,6 +164,22 @@ def test_short_training_lowers_the_loss_and_is_deterministic():
     assert runs[0][1]["loss"] == runs[1][1]["loss"]
 
 
+def test_flat_adam_in_train_is_adam_step():
+    """train() updates all parameters as one vector; it must take the same steps as adam_step."""
+    sentences = D.make_sentences(40, seed=9, min_len=8, max_len=8)
+    params = T.init_attention_model(3, d=4, d_k=4, hidden=5)
+    trained, _ = T.train(T.attention_loss_and_grads, params, sentences, epochs=1, batch_size=8, seed=2,
+                         lr_factors={"W_q": 0.3, "W_k": 0.3})
+    batches = D.length_batches(sentences, 8)
+    state, by_hand = {}, params
+    for k in np.random.default_rng(2).permutation(len(batches)):
+        _, grads = T.attention_loss_and_grads(by_hand, *batches[k])
+        by_hand = T.adam_step(by_hand, grads, state, lr=0.01, lr_factors={"W_q": 0.3, "W_k": 0.3})
+    for name in params:
+        np.testing.assert_allclose(trained[name], by_hand[name], rtol=1e-10, atol=1e-12)
+    assert not np.allclose(trained["W_q"], params["W_q"])  # the initial dict is left alone, training moved it
+
+
 def test_accuracy_counts_tokens_and_ambiguous_words():
     sentences = D.make_sentences(20, seed=8)
     perfect = lambda params, tokens: D.true_tags(tokens) if tokens.ndim == 1 else np.stack(  # noqa: E731
@@ -165,7 +189,94 @@ def test_accuracy_counts_tokens_and_ambiguous_words():
     assert correct.all() and len(distance) == len(D.cue_distances(sentences))
 
 
+# --- the order task ---------------------------------------------------------------------------------
+
+def test_order_tags_follow_the_word_before():
+    assert [D.TAGS[k] for k in D.order_tags(D.encode(["I", "saw", "a", "saw"]))] == ["PRON", "V", "DET", "N"]
+    assert [D.TAGS[k] for k in D.order_tags(D.encode(["the", "fly", "she", "book"]))] == ["DET", "N", "PRON", "V"]
+
+
+def test_order_sentences_hide_the_tags_from_the_set_of_words():
+    sentences = D.make_order_sentences(300, seed=5)
+    readings = []
+    for tokens, tags in sentences:
+        words = D.decode(tokens)
+        n_ambiguous = int(D.is_ambiguous(tokens).sum())
+        assert 4 <= len(tokens) <= 8 and n_ambiguous == len(tokens) // 3
+        assert sum(w in D.DETERMINERS for w in words) == sum(w in D.PRONOUNS for w in words) == n_ambiguous
+        np.testing.assert_array_equal(tags, D.order_tags(tokens))
+        readings += [D.TAGS[t] for t in tags[D.is_ambiguous(tokens)]]
+    assert 0.4 < readings.count("V") / len(readings) < 0.6
+    # the same multiset of words occurs with both readings: sort each sentence, group, look at the tags
+    by_set = {}
+    for tokens, tags in D.make_order_sentences(1000, seed=6, min_len=4, max_len=4):
+        key = tuple(sorted(tokens))
+        by_set.setdefault(key, set()).add(tuple(sorted(tags)))
+    assert sum(len(v) > 1 for v in by_set.values()) > 10
+
+
+def test_set_ceiling_by_hand():
+    tokens = D.encode(["I", "saw", "a", "saw", "dog", "the"])  # 2 ambiguous of 6 tokens
+    assert D.set_ceiling([(tokens, D.order_tags(tokens))]) == pytest.approx((6 - 1) / 6)
+
+
+def test_window_ceiling_band_holds_the_ceiling_and_narrows_with_more_sentences():
+    small, large = D.make_sentences(50, seed=3), D.make_sentences(400, seed=3)
+    lo_s, hi_s = D.window_ceiling_band(small, 2)
+    lo_l, hi_l = D.window_ceiling_band(large, 2)
+    assert lo_s < D.window_ceiling(small, 2) < hi_s and lo_l < D.window_ceiling(large, 2) < hi_l
+    assert hi_l - lo_l < hi_s - lo_s
+    assert D.window_ceiling_band(large, 30) == (1.0, 1.0)
+
+
+# --- the claims of the chapter, on seeds the chapter does not use ---------------------------------------
+
+CLAIM_SEEDS = (1001, 1002, 1003)  # the chapter shows seeds 0-9 and 85
+
+
+def test_self_attention_beats_the_window_on_unseen_seeds():
+    for seed in CLAIM_SEEDS:
+        _, attention = T.train_tagger("attention", seed)
+        assert attention["accuracy"][-1] >= 0.95, seed
+    for seed in CLAIM_SEEDS[:2]:
+        _, window = T.train_tagger("window", seed)
+        assert window["accuracy"][-1] < 0.90, seed
+
+
+def test_order_needs_positions_on_unseen_seeds():
+    for seed in CLAIM_SEEDS[:2]:
+        _, with_positions = T.train_tagger("attention+position", seed, task="order")
+        assert with_positions["accuracy"][-1] >= 0.95, seed
+    _, without = T.train_tagger("attention", CLAIM_SEEDS[0], task="order")
+    assert without["accuracy"][-1] < 0.90
+
+
+def test_train_tagger_history_and_its_validation_split():
+    train_set, test_set = D.make_sentences(60, seed=11), D.make_sentences(20, seed=12)
+    params, history = T.train_tagger("window", 0, train_set=train_set, test_set=test_set, epochs=2)
+    assert len(history["loss"]) == 2 and len(history["validation"]) == 3 and len(history["accuracy"]) == 1
+    assert history["accuracy"][-1] == T.accuracy(T.window_predict, params, test_set)[0]
+    fit, val = T.split_validation(train_set, 0.2)
+    assert len(fit) == 48 and len(val) == 12
+    assert history["validation"][-1] == T.accuracy(T.window_predict, params, val)[0]
+    positional, _ = T.train_tagger("attention+position", 0, task="order", epochs=1)
+    assert positional["P"].shape == (16, 8)
+
+
 @pytest.mark.parametrize("call, message", [
+    (lambda: T.train_tagger("cnn", 0), "kind must be one of 'window', 'attention', 'attention\\+position'"),
+    (lambda: T.train_tagger("window", 0, task="pos"), "task must be one of 'cue', 'order'"),
+    (lambda: T.train_tagger("window", 0, learning_rate=0.1), "unknown settings \\['learning_rate'\\]"),
+    (lambda: T.default_data("pos"), "task must be one of"),
+    (lambda: T.split_validation(D.make_sentences(4, seed=0), 1.0), "validation_share must be in"),
+    (lambda: T.train(T.window_loss_and_grads, T.init_window_model(0), D.make_sentences(4, seed=0), lr=0),
+     "lr must be positive"),
+    (lambda: T.attention_predict(T.init_attention_model(0, n_positions=3), D.encode(["I", "saw", "a", "saw"])),
+     "longer than the 3 positions"),
+    (lambda: D.order_tags(D.encode(["saw", "I"])), "must follow a determiner or a pronoun"),
+    (lambda: D.order_tags(D.encode(["I", "saw", "yesterday"])), "no cue words"),
+    (lambda: D.make_order_sentences(2, seed=0, min_len=2), "min_len must be an integer >= 3"),
+    (lambda: D.window_ceiling_band(D.make_sentences(2, seed=0), 2, coverage=1.0), "coverage must be in"),
     (lambda: T.attention_loss_and_grads(T.init_window_model(0), *small_batch()), "params lacks"),
     (lambda: T.window_loss_and_grads(T.init_window_model(0), np.zeros((2, 3), int), np.zeros((2, 4), int)),
      "shape \\(B, N\\), got \\(2, 3\\) and \\(2, 4\\)"),

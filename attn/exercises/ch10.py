@@ -51,7 +51,7 @@ def check_softmax_backward(backward):
         raise AssertionError(
             f"N = {N}: dA is wrong. Within column i, d A'[j, i] / d A[l, i] = A'[j, i] (delta_jl - A'[l, i])"
         )
-    return f"Correct: the column-softmax gradient matches on {len(cases)} random cases (N = 1 ... 8)."
+    return f"Right: the column-softmax gradient matches on {len(cases)} random cases (N = 1 ... 8)."
 
 
 def check_value_gradient(grad_W_v):
@@ -82,7 +82,7 @@ def check_value_gradient(grad_W_v):
         if np.allclose(got, dO @ A_prime @ I.T):
             raise AssertionError("O = V A' gives dV = dO A'^T: transpose A_prime before multiplying")
         raise AssertionError("dW_v is wrong: chain O = V A' (so dV = dO A'^T) with V = W_v I (so dW_v = dV I^T)")
-    return "Correct: dW_v = dO A'^T I^T on 3 random shapes."
+    return "Right: dW_v = dO A'^T I^T on 3 random shapes."
 
 
 def check_window_ceiling(ceiling):
@@ -101,7 +101,7 @@ def check_window_ceiling(ceiling):
     str
         A short confirmation.
     """
-    sentences = tagging_data.make_sentences(300, seed=9)
+    sentences = tagging_data.make_sentences(150, seed=9)
     for w in (0, 1, 2, 5, 30):
         got = float(ceiling(sentences, w))
         expected = tagging_data.window_ceiling(sentences, w)
@@ -120,4 +120,4 @@ def check_window_ceiling(ceiling):
             f"half_width = {w}: expected {expected:.4f}, got {got:.4f}. Every token counts 1, except an "
             "ambiguous word whose cue is more than half_width away, which counts 0.5"
         )
-    return "Correct: your ceiling matches for half-widths 0, 1, 2, 5 and 30."
+    return "Right: your ceiling matches for half-widths 0, 1, 2, 5 and 30."
