@@ -48,6 +48,8 @@ PRONOUNS = ("I", "she", "they")
 ORDER_READING = {"DET": "N", "PRON": "V"}  # tag of the word before -> reading of an ambiguous word
 AMBIGUOUS_IDS = np.array([WORD_ID[w] for w in AMBIGUOUS])
 CUE_IDS = np.array([WORD_ID[w] for w in CUES])
+_IS_AMBIGUOUS = np.isin(np.arange(len(VOCAB)), AMBIGUOUS_IDS)  # lookup by word id: faster than np.isin per call
+_IS_CUE = np.isin(np.arange(len(VOCAB)), CUE_IDS)
 
 
 def _check_int(name, value, minimum):
@@ -131,7 +133,7 @@ def true_tags(tokens):
 def cue_position(tokens):
     """Index of the one cue word of a sentence ((N,) int array -> int)."""
     tokens = check_tokens(tokens)
-    where = np.flatnonzero(np.isin(tokens, CUE_IDS))
+    where = np.flatnonzero(_IS_CUE[tokens])
     if tokens.ndim != 1 or len(where) != 1:
         raise ValueError(f"tokens (shape {tokens.shape}) must be one sentence with exactly one cue, found {len(where)}")
     return int(where[0])
@@ -139,7 +141,7 @@ def cue_position(tokens):
 
 def is_ambiguous(tokens):
     """Boolean mask of the ambiguous words (same shape as ``tokens``)."""
-    return np.isin(check_tokens(tokens), AMBIGUOUS_IDS)
+    return _IS_AMBIGUOUS[check_tokens(tokens)]
 
 
 def make_sentences(n, seed, *, min_len=8, max_len=24, p_ambiguous=0.5):
@@ -226,8 +228,14 @@ def cue_distances(sentences):
     (n_ambiguous,) ndarray of int
         One entry per ambiguous word, sentences in order.
     """
-    out = [np.abs(np.flatnonzero(is_ambiguous(t)) - cue_position(t)) for t, _ in sentences]
-    return np.concatenate(out)
+    if len(sentences) == 0:
+        raise ValueError("sentences is empty")
+    return np.concatenate(_cue_distances_each(sentences))
+
+
+def _cue_distances_each(sentences):
+    """One array of |i - cue| per sentence, for its ambiguous words."""
+    return [np.abs(np.flatnonzero(is_ambiguous(t)) - cue_position(t)) for t, _ in sentences]
 
 
 def window_ceiling(sentences, half_width):
@@ -289,7 +297,7 @@ def window_ceiling_band(sentences, half_width, *, n_boot=2000, coverage=0.95, se
     if len(sentences) == 0:
         raise ValueError("sentences is empty")
     n_tokens = np.array([len(t) for t, _ in sentences])
-    blind = np.array([np.sum(cue_distances([(t, g)]) > half_width) for t, g in sentences])
+    blind = np.array([np.sum(far > half_width) for far in _cue_distances_each(sentences)])
     rng = np.random.default_rng(seed)
     pick = rng.integers(len(sentences), size=(n_boot, len(sentences)))  # (n_boot, n) sentence indices
     tokens, blind_words = n_tokens[pick].sum(axis=1), blind[pick].sum(axis=1)

@@ -103,9 +103,10 @@ def attention_forward(I, W_q, W_k, W_v, *, scale=1.0):
             raise ValueError(f"{name} has shape {W.shape} but I has shape {I.shape}: {name} needs {I.shape[1]} columns")
     if W_q.shape[0] != W_k.shape[0]:
         raise ValueError(f"W_q {W_q.shape} and W_k {W_k.shape} must have the same number of rows d_k")
-    Q = W_q @ I  # (d_k, d) x (B, d, N) -> (B, d_k, N)
-    K = W_k @ I
-    V = W_v @ I  # (B, d_v, N)
+    B, d_k = I.shape[0], W_q.shape[0]
+    # Q = W_q I for every sentence, as one product over all B * N columns (and K, V with it)
+    QKV = _batched(np.concatenate([W_q, W_k, W_v]) @ _columns(I), B)  # (2 d_k + d_v, d) x (d, B*N) -> (B, ., N)
+    Q, K, V = QKV[:, :d_k], QKV[:, d_k:2 * d_k], QKV[:, 2 * d_k:]  # (B, d_k, N), (B, d_k, N), (B, d_v, N)
     A = scale * (K.transpose(0, 2, 1) @ Q)  # (B, N, d_k) x (B, d_k, N) -> (B, N, N)
     A_prime = softmax_columns(A)
     O = V @ A_prime  # (B, d_v, N) x (B, N, N) -> (B, d_v, N)
@@ -142,13 +143,11 @@ def attention_backward(dO, W_q, W_k, W_v, cache):
     dA = scale * _softmax_backward(A_prime, V.transpose(0, 2, 1) @ dO)  # (B, N, d_v) x (B, d_v, N)
     dQ = K @ dA  # (B, d_k, N) x (B, N, N) -> (B, d_k, N)
     dK = Q @ dA.transpose(0, 2, 1)
-    dI = W_q.T @ dQ + W_k.T @ dK + W_v.T @ dV  # (d, d_k) x (B, d_k, N) -> (B, d, N)
-    return dI, _weight_grad(dQ, I), _weight_grad(dK, I), _weight_grad(dV, I)
-
-
-def _weight_grad(dY, X):
-    """sum_b dY[b] X[b]^T as one 2-D product: (B, r, N), (B, c, N) -> (r, c)."""
-    return _columns(dY) @ _columns(X).T  # (r, B*N) x (B*N, c) -> (r, c)
+    dQKV = _columns(np.concatenate([dQ, dK, dV], axis=1))  # (2 d_k + d_v, B*N)
+    dW = dQKV @ _columns(I).T  # (2 d_k + d_v, B*N) x (B*N, d): sum_b dQ I^T and the like, stacked
+    dI = _batched(np.concatenate([W_q, W_k, W_v]).T @ dQKV, I.shape[0])  # W_q^T dQ + W_k^T dK + W_v^T dV
+    d_k = W_q.shape[0]
+    return dI, dW[:d_k], dW[d_k:2 * d_k], dW[2 * d_k:]
 
 
 def _columns(X):
@@ -400,7 +399,11 @@ def window_loss_and_grads(params, tokens, tags):
         One array per parameter, same shapes.
     """
     _check_params(params, WINDOW_KEYS)
-    tokens, tags = _check_batch(tokens, tags)
+    return _window_loss_and_grads(params, *_check_batch(tokens, tags))
+
+
+def _window_loss_and_grads(params, tokens, tags):
+    """:func:`window_loss_and_grads` without the input checks, for the training loop."""
     logits, (win, cache) = _window_forward(params, tokens)
     loss, dlogits = _cross_entropy(logits, tags.reshape(-1))  # positions in the order of _columns
     dX, grads = mlp_backward(dlogits, params, cache)
@@ -455,7 +458,11 @@ def attention_loss_and_grads(params, tokens, tags):
     the sentences of the batch (columns past N get 0), and dI flows on to the embeddings.
     """
     _check_params(params, ATTENTION_KEYS)
-    tokens, tags = _check_batch(tokens, tags)
+    return _attention_loss_and_grads(params, *_check_batch(tokens, tags))
+
+
+def _attention_loss_and_grads(params, tokens, tags):
+    """:func:`attention_loss_and_grads` without the input checks, for the training loop."""
     B = tokens.shape[0]
     logits, _, (att_cache, mlp_cache) = _attention_forward(params, tokens)
     loss, dlogits = _cross_entropy(logits, tags.reshape(-1))  # positions in the order of _columns
@@ -757,7 +764,7 @@ DEFAULTS = {
     "cue": {"d": 8, "d_k": 8, "hidden": 16, "half_width": 2, "qk_init": 0.1, "qk_lr_factor": 0.3,
             "epochs": 3, "batch_size": 16, "lr": 0.01, "validation_share": 0.2},
     "order": {"d": 16, "d_k": 16, "hidden": 32, "half_width": 2, "qk_init": 0.1, "qk_lr_factor": 0.3,
-              "epochs": 6, "batch_size": 16, "lr": 0.02, "validation_share": 0.2},
+              "epochs": 6, "batch_size": 24, "lr": 0.02, "validation_share": 0.2},
 }
 
 #: The chapter's data: (generator, training sentences with their seed, test sentences with their seed).
@@ -882,8 +889,13 @@ def train_tagger(kind, seed, *, task="cue", train_set=None, test_set=None, **ove
         n_positions = max(len(t) for t, _ in train_set + test_set) if kind == "attention+position" else 0
         params = init_attention_model(seed, d=h["d"], d_k=h["d_k"], hidden=h["hidden"], qk_init=h["qk_init"],
                                       n_positions=n_positions)
-    loss_and_grads, predict = model_functions(kind)
-    params, history = train(loss_and_grads, params, fit_set, epochs=h["epochs"], batch_size=h["batch_size"],
+    _, predict = model_functions(kind)
+    if any(np.shape(tokens) != np.shape(tags) for tokens, tags in fit_set):
+        raise ValueError("every training sentence needs as many tags as tokens")
+    _check_batch(np.concatenate([t for t, _ in fit_set])[None], np.concatenate([g for _, g in fit_set])[None])
+    _check_params(params, WINDOW_KEYS if kind == "window" else ATTENTION_KEYS)
+    unchecked = _window_loss_and_grads if kind == "window" else _attention_loss_and_grads  # checked just above
+    params, history = train(unchecked, params, fit_set, epochs=h["epochs"], batch_size=h["batch_size"],
                             lr=h["lr"], lr_factors={"W_q": h["qk_lr_factor"], "W_k": h["qk_lr_factor"]}, seed=seed, predict=predict, validation=val_set)
     history["accuracy"] = [accuracy(predict, params, test_set)[0]]
     return params, history
