@@ -1,17 +1,21 @@
 """Learning W_q, W_k, W_v from data, with hand-written gradients (chapter 10).
 
-Two taggers for :mod:`attn.tagging_data`, written in numpy only:
+Taggers for :mod:`attn.tagging_data`, written in numpy only:
 
 * the window tagger: the embeddings of the 2w + 1 words around a position, stacked,
   go through a small fully connected (FC) network;
 * the self-attention tagger: embeddings ``I`` (d, N), one self-attention layer
   ``O = V A'`` with the lecture's W_q, W_k, W_v, then the same kind of FC network on
-  each column of ``[I; O]``.
+  each column of ``[I; O]``; with a learned positional table ``P`` (the
+  "attention+position" kind) e^i = P[:, i] is added to a^i first.
+
+:func:`train_tagger` trains any of them with the chapter's data and settings.
 
 Notation is the lecture's: a sentence is ``I`` of shape (d, N), vectors are columns,
-``A = K^T Q`` and ``A_prime`` is the softmax of each column of A, so ``A_prime[j, i]``
-is how much query i attends to key j. A batch holds B sentences of the same length
-N, stacked on a leading axis: ``I`` is then (B, d, N) and ``A_prime`` is (B, N, N).
+``A = K^T Q / sqrt(d_k)`` (the taggers use the Transformer's scale) and ``A_prime`` is
+the softmax of each column of A, so ``A_prime[j, i]`` is how much query i attends to
+key j. A batch holds B sentences of the same length N, stacked on a leading axis:
+``I`` is then (B, d, N) and ``A_prime`` is (B, N, N).
 
 Every layer has a forward function and a backward function. A backward function
 takes the gradient of the loss with respect to the layer's output and returns the
@@ -311,8 +315,8 @@ def init_attention_model(seed, *, d=8, d_k=8, hidden=16, qk_init=0.1, n_position
     Returns
     -------
     dict
-        ``E`` (d, V), ``W_q``, ``W_k`` (d_k, d), ``W_v`` (d, d), ``W1`` (hidden, 2d), ``b1``, ``W2`` (T, hidden), ``b2``,
-        and ``P`` (d, n_positions) when n_positions > 0.
+        ``E`` (d, V), ``W_q``, ``W_k`` (d_k, d), ``W_v`` (d, d), ``W1`` (hidden, 2d), ``b1``,
+        ``W2`` (T, hidden), ``b2``, and ``P`` (d, n_positions) when n_positions > 0.
     """
     d, d_k, hidden = _positive("d", d), _positive("d_k", d_k), _positive("hidden", hidden)
     if not qk_init >= 0:
@@ -896,6 +900,7 @@ def train_tagger(kind, seed, *, task="cue", train_set=None, test_set=None, **ove
     _check_params(params, WINDOW_KEYS if kind == "window" else ATTENTION_KEYS)
     unchecked = _window_loss_and_grads if kind == "window" else _attention_loss_and_grads  # checked just above
     params, history = train(unchecked, params, fit_set, epochs=h["epochs"], batch_size=h["batch_size"],
-                            lr=h["lr"], lr_factors={"W_q": h["qk_lr_factor"], "W_k": h["qk_lr_factor"]}, seed=seed, predict=predict, validation=val_set)
+                            lr=h["lr"], lr_factors={"W_q": h["qk_lr_factor"], "W_k": h["qk_lr_factor"]},
+                            seed=seed, predict=predict, validation=val_set)
     history["accuracy"] = [accuracy(predict, params, test_set)[0]]
     return params, history
