@@ -3,9 +3,12 @@
 Read back with pypdf: it holds every page of _toc.yml (each title as a heading in the PDF's outline, so printed as a
 heading, not only listed in the contents), the references the site lists, no TeX that MathJax left unconverted,
 every Chinese term of the glossary, fonts that are all embedded, and a page count in proportion to the book.
+Each Chinese edition built into the site (_build/html/zh_TW, ...) is printed too, as
+self-attention-column-by-column.zh_TW.pdf, and checked the same way (its titles are read from its own pages).
 Skips when chromium (which prints it) or the PDF is missing; in CI, which builds it, a skip is a failure.
 """
 
+import html
 import json
 import re
 import shutil
@@ -20,6 +23,8 @@ sys.path.insert(0, str(ROOT / "tools"))
 import print_pdf  # noqa: E402
 
 PDF = ROOT / "_build" / "pdf" / print_pdf.PDF_NAME
+SITE = ROOT / "_build" / "html"
+EDITIONS = ["en", *(print_pdf.editions(SITE) if SITE.is_dir() else {})]
 # TeX that must have been typeset: the delimiters and the commands the book's formulas use.
 RAW_TEX = re.compile(r"\$\$|\\\(|\\\)|\\\[|\\\]|\\(frac|begin|end|mathrm|mathbf|top|sum|sqrt|alpha|cdots|operatorname)\b")
 CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff]+")
@@ -30,8 +35,18 @@ def squash(text):
     return re.sub(r"\s+", "", unicodedata.normalize("NFKC", text))
 
 
-def page_title(doc):
-    """A page's title as its source writes it: the first `# ` heading of the notebook or Markdown file."""
+MATH = "\x00"  # stands for a formula in a title: typeset in the PDF, where its text is not the TeX
+
+
+def page_title(doc, edition="en"):
+    """A page's title, each formula replaced by MATH: as its source writes it (the first `# ` heading), or for an
+    edition as its page shows it."""
+    if edition != "en":
+        page = (SITE / edition / f"{doc}.html").read_text(encoding="utf-8")
+        h1 = re.search(r"<article.*?<h1>(.*?)</h1>", page, re.S).group(1)
+        h1 = re.sub(r'<span class="section-number">.*?</span>|<a class="headerlink".*?</a>', "", h1)
+        h1 = re.sub(r'<span class="math[^"]*">.*?</span>', MATH, h1)
+        return html.unescape(re.sub(r"<[^>]+>", "", h1)).strip()
     notebook = ROOT / f"{doc}.ipynb"
     if notebook.exists():
         cells = json.loads(notebook.read_text(encoding="utf-8"))["cells"]
@@ -39,17 +54,28 @@ def page_title(doc):
     else:
         lines = (ROOT / f"{doc}.md").read_text(encoding="utf-8").splitlines()
     title = next(line[2:].strip() for line in lines if line.startswith("# "))
-    return re.sub(r"\$[^$]*\$|`|\*\*", "", title)  # maths is typeset in the PDF and left out of its outline
+    return re.sub(r"`|\*\*", "", re.sub(r"\$[^$]*\$", MATH, title))
+
+
+def title_pattern(doc, edition="en"):
+    """A regular expression for the title in squashed PDF text: its words in order, anything where a formula is."""
+    return ".*?".join(re.escape(squash(part)) for part in page_title(doc, edition).split(MATH))
+
+
+@pytest.fixture(scope="module", params=EDITIONS)
+def edition(request):
+    return request.param
 
 
 @pytest.fixture(scope="module")
-def pdf():
+def pdf(edition):
     if not shutil.which("chromium"):
         pytest.skip("chromium is not installed, so the book cannot be printed (apt-get install chromium fonts-noto-cjk)")
-    if not PDF.exists():
-        pytest.skip(f"{PDF.relative_to(ROOT)} is missing: run `make pdf`")
+    path = PDF if edition == "en" else print_pdf.edition_pdf(PDF, edition)
+    if not path.exists():
+        pytest.skip(f"{path.relative_to(ROOT)} is missing: run `make pdf`")
     pypdf = pytest.importorskip("pypdf", reason="pypdf (the `test` extra) reads the PDF back")
-    return pypdf.PdfReader(PDF)
+    return pypdf.PdfReader(path)
 
 
 @pytest.fixture(scope="module")
@@ -71,41 +97,41 @@ def outline_titles(pdf):
     return titles
 
 
-def test_every_page_of_the_toc_is_a_heading_in_toc_order(pdf):
+def test_every_page_of_the_toc_is_a_heading_in_toc_order(pdf, edition):
     pages = print_pdf.toc_pages()
     assert len(pages) >= 10, f"_toc.yml lists only {len(pages)} pages"
     outline = [squash(t) for t in outline_titles(pdf)]
     previous = -1
     for page in pages:
-        title = squash(page_title(page["doc"]))
-        found = [i for i, entry in enumerate(outline) if entry.endswith(title)]
+        title = title_pattern(page["doc"], edition)
+        found = [i for i, entry in enumerate(outline) if re.fullmatch(r"(\d+\.)?" + title, entry)]
         assert found, f"{page['doc']}: its title {title!r} is not a heading of the PDF (outline: {outline})"
         later = [i for i in found if i > previous]
         assert later, f"{page['doc']}: its heading comes before the previous page's, not in the order of _toc.yml"
         previous = later[0]
 
 
-def test_the_book_has_a_table_of_contents(pdf, text):
+def test_the_book_has_a_table_of_contents(pdf, edition):
     first_pages = squash("".join(pdf.pages[i].extract_text() for i in range(min(3, len(pdf.pages)))))
-    assert "Contents" in first_pages
+    heading = print_pdf.CONTENTS_TITLES.get(edition.replace("_", "-"), print_pdf.CONTENTS_TITLES["en"])
+    assert squash(heading) in first_pages, f"no {heading!r} at the start of the book"
     for page in print_pdf.toc_pages():
-        assert squash(page_title(page["doc"])) in first_pages, f"{page['doc']} is missing from the contents"
+        assert re.search(title_pattern(page["doc"], edition), first_pages), f"{page['doc']} is missing from the contents"
 
 
-def test_contents_give_the_page_each_part_starts_on(pdf):
+def test_contents_give_the_page_each_part_starts_on(pdf, edition):
     contents = [squash(line) for line in pdf.pages[0].extract_text().splitlines()]
     for page in print_pdf.toc_pages():
-        title = squash(page_title(page["doc"]))
-        line = next((entry for entry in contents if entry.startswith(title) or re.match(r"\d+\." + re.escape(title), entry)), None)
-        assert line, f"{page['doc']} is not listed on the first page: {contents}"
-        number = re.search(r"(\d+)$", line)
-        assert number, f"no page number after {title!r} in the contents: {line!r}"
-        printed = pdf.pages[int(number.group(1)) - 1].extract_text()
-        assert title in squash(printed), f"the contents send {title!r} to page {number.group(1)}, which does not show it"
+        title = title_pattern(page["doc"], edition)
+        found = [m for m in (re.fullmatch(r"(?:\d+\.)?(" + title + r")(\d+)", line) for line in contents) if m]
+        assert found, f"{page['doc']} is not listed with a page number on the first page: {contents}"
+        number = int(found[0].group(2))
+        printed = squash(pdf.pages[number - 1].extract_text())
+        assert re.search(title, printed), f"the contents send {page['doc']} to page {number}, which does not show it"
 
 
-def test_every_reference_of_the_site_is_printed(text):
-    site_page = ROOT / "_build" / "html" / "references.html"
+def test_every_reference_of_the_site_is_printed(text, edition):
+    site_page = SITE / ("" if edition == "en" else edition) / "references.html"
     if not site_page.exists():
         pytest.skip("the site is not built (make book)")
     labels = re.findall(r'<span class="label"><span class="fn-bracket">\[</span>([^<]+)<', site_page.read_text("utf-8"))
@@ -120,8 +146,12 @@ def test_no_raw_tex(text):
     assert not found, f"TeX reached the PDF untypeset: {found}"
 
 
-def test_chinese_terms_print(text):
-    glossary = (ROOT / "glossary.md").read_text(encoding="utf-8")
+def test_chinese_terms_print(text, edition):
+    if edition == "en":
+        glossary = (ROOT / "glossary.md").read_text(encoding="utf-8")
+    else:  # the terms as the edition's glossary page shows them
+        page = (SITE / edition / "glossary.html").read_text(encoding="utf-8")
+        glossary = html.unescape(" ".join(re.findall(r"<dt[^>]*>(.*?)</dt>", page, re.S)))
     terms = sorted(set(CJK.findall(glossary)))
     assert len(terms) >= 10, f"the glossary has only {len(terms)} Chinese terms"
     flat = squash(text)

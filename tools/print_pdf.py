@@ -8,11 +8,16 @@ table of contents is fetched and appended, in order, to one document (ids get th
 that they stay unique, and links between pages become links inside the document). MathJax then typesets every
 formula of it; the script stops with an error if any formula is left as TeX or typeset as an error. Chromium
 prints the document with the site's print stylesheet (_static/print.css) and page numbers in the footer, and
-keeps the links and an outline of the headings in the PDF.
+keeps the links and an outline of the headings in the PDF; a second print writes the page on which each part of
+the book starts into the table of contents.
+
+A Chinese edition (_build/html/zh_TW, ...) prints the same way: --site _build/html/zh_TW; the contents' heading and
+the footer's title come from the edition's own language and title.
 """
 
 import argparse
 import functools
+import html
 import http.server
 import shutil
 import sys
@@ -30,7 +35,9 @@ TIMEOUT_MS = 120_000
 
 # Runs in the root page: replaces its article by the articles of every page, typesets the maths, reports.
 ASSEMBLE_JS = """
-async ({pages, contentsTitle}) => {
+async ({pages, contentsTitles}) => {
+  const lang = document.documentElement.lang || "en";
+  const contentsTitle = contentsTitles[lang] || contentsTitles[lang.split("-")[0]] || contentsTitles.en;
   const keyOf = {};                                   // absolute page URL (no fragment) -> its key
   for (const page of pages) { keyOf[new URL(page.url, location.href).href] = page.key; }
   const local = (url, key) => {                      // a link into the book -> a fragment of this document
@@ -88,7 +95,14 @@ async ({pages, contentsTitle}) => {
     const item = document.createElement("li");
     const link = document.createElement("a");
     link.href = "#" + page.key;
-    link.textContent = title;
+    if (h1) {  // the heading's own nodes, so that maths in a title is typeset there too
+      const copy = h1.cloneNode(true);
+      copy.querySelectorAll(".headerlink").forEach(el => el.remove());
+      copy.querySelectorAll("[id]").forEach(el => el.removeAttribute("id"));
+      link.append(...copy.childNodes);
+    } else {
+      link.textContent = title;
+    }
     const number = document.createElement("span");  // the page number, filled in once the book is laid out
     number.className = "print-book-page-number";
     number.dataset.key = page.key;
@@ -123,6 +137,7 @@ async ({pages, contentsTitle}) => {
         return copy.textContent.replace(/\\s+/g, " ").trim();
       });
   return {
+    site_title: (document.querySelector(".logo__title") || {}).textContent?.trim() || "",
     titles,
     headings,
     math_total: maths.length,
@@ -141,6 +156,9 @@ NUMBER_JS = """
   }
 }
 """
+
+# The heading of the table of contents, by the language of the site (<html lang>): English and the Chinese editions.
+CONTENTS_TITLES = {"en": "Contents", "zh-TW": "目錄", "zh-CN": "目录", "zh": "目錄"}
 
 FOOTER = """
 <div style="font-size: 8px; width: 100%; margin: 0 12mm; display: flex; justify-content: space-between;
@@ -194,7 +212,6 @@ def print_book(site, out, chromium):
     missing = [p["doc"] for p in pages if not (site / (p["doc"] + ".html")).exists()]
     if missing:
         raise SystemExit(f"{site} lacks pages of _toc.yml: {missing}; build the site first (make book)")
-    title = book_title()
     server = _serve(site)
     base = f"http://127.0.0.1:{server.server_address[1]}/"
     refused = []
@@ -213,7 +230,7 @@ def print_book(site, out, chromium):
                 report = page.evaluate(ASSEMBLE_JS, {
                     "pages": [{"url": base + p["doc"] + ".html", "key": p["doc"].replace("/", "-"), "part": p["part"]}
                               for p in pages],
-                    "contentsTitle": "Contents",
+                    "contentsTitles": CONTENTS_TITLES,
                 })
                 problems = []
                 if report["math_untypeset"] or report["math_errors"]:
@@ -230,7 +247,7 @@ def print_book(site, out, chromium):
                 options = dict(format="A4", scale=0.85, print_background=True, outline=True, tagged=True,
                                margin={"top": "16mm", "bottom": "18mm", "left": "14mm", "right": "14mm"},
                                display_header_footer=True, header_template="<span></span>",
-                               footer_template=FOOTER.format(title=title))
+                               footer_template=FOOTER.format(title=html.escape(report["site_title"] or book_title())))
                 # Print, read where each page of the site starts, write those numbers into the contents, and
                 # print again until they agree (the numbers take no extra lines, so the second print does).
                 # The first print skips the tags and the outline (a quarter faster; the layout is the same).
@@ -302,21 +319,38 @@ def _retitle_outline(pdf, headings):
     writer.write(str(pdf))
 
 
+def editions(site, root=ROOT):
+    """The editions built inside the site (_build/html/zh_TW, ...): {language folder: its site}."""
+    home = toc_pages(root)[0]["doc"] + ".html"
+    return {sub.name: sub for sub in sorted(site.iterdir()) if sub.is_dir() and (sub / home).exists()}
+
+
+def edition_pdf(out, lang):
+    """Where edition `lang` of the PDF `out` goes: self-attention-column-by-column.zh_TW.pdf beside it."""
+    return out.with_name(f"{out.stem}.{lang}{out.suffix}")
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--site", type=Path, default=ROOT / "_build" / "html", help="the built site")
     parser.add_argument("--out", type=Path, default=ROOT / "_build" / "pdf" / PDF_NAME, help="the PDF to write")
+    parser.add_argument("--no-editions", action="store_true",
+                        help="print only the site itself, not the editions built inside it (zh_TW/, ...)")
     args = parser.parse_args(argv)
     chromium = find_chromium()
     if not chromium:
         raise SystemExit("chromium is not on the PATH: install Debian's chromium (apt-get install chromium "
                          "fonts-noto-cjk); the PDF is printed with it, offline")
-    start = time.perf_counter()
-    report = print_book(args.site, args.out, chromium)
-    seconds = time.perf_counter() - start
-    size = args.out.stat().st_size / 1e6
-    print(f"{args.out}: {len(report['titles'])} pages of the site, {report['math_total']} formulas typeset, "
-          f"{size:.1f} MB, printed in {seconds:.0f} s")
+    books = [(args.site, args.out)]
+    if not args.no_editions:
+        books += [(site, edition_pdf(args.out, lang)) for lang, site in editions(args.site).items()]
+    for site, out in books:
+        start = time.perf_counter()
+        report = print_book(site, out, chromium)
+        seconds = time.perf_counter() - start
+        shutil.copyfile(out, site / PDF_NAME)  # the file the home page's "Download the book as PDF" link names
+        print(f"{out}: {len(report['titles'])} pages of the site, {report['math_total']} formulas typeset, "
+              f"{out.stat().st_size / 1e6:.1f} MB, printed in {seconds:.0f} s; copied into {site}")
 
 
 if __name__ == "__main__":
