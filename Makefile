@@ -26,14 +26,17 @@ OTHER_BLAS := OPENBLAS_CORETYPE=$(if $(filter Prescott,$(OPENBLAS_CORETYPE)),Neh
 # Notebook kernels and tools come from the project's own environment.
 export PATH := $(abspath $(BIN)):$(PATH)
 export PYDEVD_DISABLE_FILE_VALIDATION := 1
+# The Chinese editions, built from the gettext catalogs in locales/ into _build/html/<lang>/.
+EDITIONS := zh_TW zh_CN
 
-.PHONY: help setup book test test-other-blas notebooks lab bench lock clean python
+.PHONY: help setup book editions catalogs test test-other-blas notebooks lab bench lock clean python
 
 help:
 	@echo "make book       set up .venv and build the site into _build/html"
 	@echo "make test       set up .venv, build the site strictly, run every test"
 	@echo "                (PYTHON=python3.12 picks the Python, TORCH=1 adds the PyTorch cross-check)"
 	@echo "make notebooks  re-execute every chapter top to bottom and save it"
+	@echo "make catalogs   bring the Chinese editions' catalogs up to date with the English text"
 	@echo "make lab        JupyterLab on the chapters"
 	@echo "make bench      the attention benchmarks (writes benchmarks/results/)"
 	@echo "make lock       re-resolve the pinned dependencies into $(LOCK)"
@@ -53,6 +56,7 @@ setup: $(STAMP)
 
 book: setup
 	$(JB)
+	$(MAKE) --no-print-directory editions
 	@if [ -f $(PDF) ]; then cp $(PDF) _build/html/; fi  # the home page's "Download the book as PDF" (make pdf)
 	@echo
 	@echo "The site is built. Open $(abspath _build/html/index.html) in a browser (it works offline)."
@@ -61,11 +65,26 @@ book: setup
 # notebooks run once more under another OpenBLAS kernel: a stored output that rounding decides fails there.
 test: setup
 	$(JB) --quiet
+	$(MAKE) --no-print-directory editions
 	$(BIN)/python -m pytest $(NBVAL) $(PYTEST_ARGS) tests chapters
 	$(MAKE) --no-print-directory test-other-blas
 
 test-other-blas: setup
 	$(OTHER_BLAS) $(BIN)/python -m pytest $(NBVAL) -q -n 2 --dist loadfile chapters
+
+# Each edition is a strict Sphinx build of the same sources with the catalogs of its language (tools/editions.py).
+# The two run side by side (one core each).
+editions: setup
+	@$(BIN)/python tools/editions.py sphinx-conf
+	@pids=; for lang in $(EDITIONS); do $(BIN)/python tools/editions.py build $$lang & pids="$$pids $$!"; done; \
+	  status=0; for pid in $$pids; do wait $$pid || status=1; done; exit $$status
+
+# After the English text changes: extract its messages and bring both catalogs up to date (then translate zh_TW
+# and derive zh_CN: CONTRIBUTING.md says how).
+catalogs: setup
+	$(JB) --quiet --builder custom --custom-builder gettext --path-output _build/i18n
+	$(BIN)/sphinx-intl update -p _build/i18n/_build/gettext -d locales -l zh_TW -w 0
+	$(BIN)/python tools/editions.py derive
 
 python:
 	@echo "$(PYTHON) (Python $(PYVER)), venv $(VENV), extras $(EXTRAS)"

@@ -1,0 +1,40 @@
+"""A Sphinx extension: every page links to the same page in the book's other editions.
+
+The English edition is built into ``_build/html/``, the Chinese ones into ``_build/html/zh_TW/`` and
+``_build/html/zh_CN/`` (see the Makefile's ``editions`` target). Each page gets a small bar above its content
+naming the three editions; the current one is plain text, the others link to the same page there.
+"""
+
+from html import escape
+
+EDITIONS = (("en", "English"), ("zh_TW", "繁體中文"), ("zh_CN", "简体中文"))
+
+
+def edition_href(pagename, here, there):
+    """The relative link from page ``pagename`` of edition ``here`` to the same page of edition ``there``."""
+    up = "../" * pagename.count("/")
+    root = up if here == "en" else up + "../"  # from this page to the English edition's root
+    return f"{root}{'' if there == 'en' else there + '/'}{pagename}.html"
+
+
+def edition_bar(pagename, here):
+    """The HTML of the bar for one page."""
+    items = []
+    for lang, name in EDITIONS:
+        if lang == here:
+            items.append(f'<span aria-current="true" lang="{lang.replace("_", "-")}">{name}</span>')
+        else:
+            href = escape(edition_href(pagename, here, lang))
+            items.append(f'<a href="{href}" hreflang="{lang.replace("_", "-")}" lang="{lang.replace("_", "-")}">{name}</a>')
+    return f'<nav class="edition-links" aria-label="Editions">{" · ".join(items)}</nav>\n'
+
+
+def _add_bar(app, pagename, templatename, context, doctree):
+    here = app.config.language if app.config.language in dict(EDITIONS) else "en"
+    if "body" in context:
+        context["body"] = edition_bar(pagename, here) + context["body"]
+
+
+def setup(app):
+    app.connect("html-page-context", _add_bar)
+    return {"parallel_read_safe": True, "parallel_write_safe": True}

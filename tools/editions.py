@@ -1,0 +1,191 @@
+"""The Chinese editions: derive the Simplified (zh_CN) catalogs from the Traditional (zh_TW) ones, and check them.
+
+English is the only source. Translations live in gettext catalogs, ``locales/<lang>/LC_MESSAGES/<page>.po``;
+zh_TW is translated by hand, zh_CN is derived from it here:
+
+1. Words that contain 列 or 行 without meaning row or column (序列, 執行, ...) are set aside.
+2. Row and column swap: Taiwan writes a row 列 and a column 行, the mainland 行 and 列.
+3. The glossary's own pairs (查詢 -> 查询, 批次 -> 批量, ...) and the project's term table are set aside too, so
+   that OpenCC cannot turn them into something else (its ``tw2sp`` writes 查詢向量 as 查找矢量).
+4. OpenCC ``tw2sp`` converts the rest: characters and Taiwan's everyday words (記憶體 -> 内存, 程式碼 -> 代码).
+
+Usage: ``python -m tools.editions derive`` rewrites locales/zh_CN from locales/zh_TW; ``check`` only compares;
+``build LANG`` builds edition LANG into _build/html/LANG (strict, as the English one); ``sphinx-conf`` writes the
+conf.py that build uses (Jupyter Book's translation of _config.yml).
+"""
+
+import re
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+LOCALES = ROOT / "locales"
+
+# Words in which 列 or 行 mean neither row nor column; they are the same on both sides of the strait.
+NOT_ROW_OR_COLUMN = [
+    "序列", "排列", "陣列", "列出", "列舉", "並列", "列表",
+    "執行", "進行", "運行", "平行", "並行", "行為", "可行", "實行", "自行", "行動", "流行", "同行",
+]
+# zh_TW -> zh_CN terms OpenCC gets wrong for this field, beyond the glossary's own pairs.
+TERM_TABLE = {
+    "向量": "向量",  # OpenCC: 矢量; in machine learning both sides say 向量
+    "序列": "序列",  # OpenCC: 串行 (serial)
+    "查詢": "查询",  # OpenCC: 查找
+    "投影片": "幻灯片",  # OpenCC: 投视频
+    "程式行": "代码行",
+    "正規化": "归一化",  # OpenCC: 范式
+    "儲存格": "单元格",  # OpenCC: 保存格
+    "變異數": "方差",
+    "純量": "标量",
+    "個人檔案": "个人资料",
+    "社群網路": "社交网络",
+    "連鎖律": "链式法则",
+    "偵測": "检测",
+    "鑑別器": "判别器",
+    "串流": "流式",
+    "傳回": "返回",
+    "辨識": "识别",
+    "範例": "示例",
+    "實作": "实现",
+    "堆疊": "堆叠",  # OpenCC: 堆栈 (the data structure)
+    "全域": "全局",
+    "參考資料": "参考资料",  # here 资料 (documents) is right
+    "資料集": "数据集",
+    "訓練資料": "训练数据",
+    "測試資料": "测试数据",
+    "資料": "数据",
+}
+# The book's title in each edition (the English one is _config.yml's). "Column" is 行 in Taiwan, 列 on the mainland.
+TITLES = {"zh_TW": "自注意力機制，一行一行算"}
+SEARCH_TEXT = {"zh_TW": "搜尋本書……"}
+_SWAP = str.maketrans({"列": "行", "行": "列"})
+
+
+def glossary_pairs(path=ROOT / "glossary.md"):
+    """The glossary's (Traditional, Simplified) term pairs, from its lines ``... · 繁 (简)``."""
+    pairs = {}
+    for line in path.read_text(encoding="utf-8").splitlines():
+        m = re.search(r" · ([^()]+?)(?: \(([^()]+)\))?$", line)
+        if m and re.search(r"[\u4e00-\u9fff]", m.group(1)):
+            tw, cn = m.group(1).strip(), (m.group(2) or m.group(1)).strip()
+            pairs[tw] = cn
+    return pairs
+
+
+def _protect(text, table, start=0, mark="\ue000\ue001"):
+    """Replace each key of ``table`` (longest first) by a private-use placeholder; return text and the values.
+
+    Placeholders are numbered from ``start``, so that the values of several calls can be restored together;
+    ``mark`` holds the two characters around the number (one pair per kind of placeholder).
+    """
+    saved = []
+    for word in sorted(table, key=len, reverse=True):
+        if word in text:
+            text = text.replace(word, f"{mark[0]}{start + len(saved)}{mark[1]}")
+            saved.append(table[word])
+    return text, saved
+
+
+def _restore(text, saved, mark="\ue000\ue001"):
+    return re.sub(f"{mark[0]}(\\d+){mark[1]}", lambda m: saved[int(m.group(1))], text)
+
+
+def swap_rows_and_columns(text):
+    """Taiwan's 列 (row) and 行 (column) as the mainland writes them, leaving 序列, 執行 ... alone."""
+    text, kept = _protect(text, {w: w for w in NOT_ROW_OR_COLUMN}, mark="\ue002\ue003")
+    return _restore(text.translate(_SWAP), kept, mark="\ue002\ue003")
+
+
+def to_simplified(text, converter=None, pairs=None):
+    """zh_TW text -> zh_CN text (see the module docstring for the steps)."""
+    if converter is None:
+        import opencc
+
+        converter = opencc.OpenCC("tw2sp")
+    if pairs is None:
+        pairs = glossary_pairs()
+    text, terms = _protect(text, TERM_TABLE)  # first, so that 程式行 is not read as a row
+    text = swap_rows_and_columns(text)
+    # A glossary pair such as 列向量 (行向量) reads, after the swap, as the mainland form already.
+    text, glossary = _protect(text, {swap_rows_and_columns(tw): cn for tw, cn in pairs.items()}, start=len(terms))
+    return _restore(converter.convert(text), terms + glossary)
+
+
+def derive(lang_from="zh_TW", lang_to="zh_CN"):
+    """Every catalog of ``lang_from`` converted; returns {relative path: new file text}."""
+    from babel.messages.pofile import read_po, write_po
+    import io
+    import opencc
+
+    converter, pairs = opencc.OpenCC("tw2sp"), glossary_pairs()
+    out = {}
+    for po in sorted((LOCALES / lang_from / "LC_MESSAGES").rglob("*.po")):
+        with po.open("rb") as f:
+            catalog = read_po(f, locale=lang_from)
+        catalog.locale = lang_to
+        for message in catalog:
+            if message.id and message.string:
+                message.string = to_simplified(message.string, converter, pairs)
+        buffer = io.BytesIO()
+        write_po(buffer, catalog, width=0, omit_header=False, sort_output=False, include_previous=False)
+        out[po.relative_to(LOCALES / lang_from)] = buffer.getvalue().decode("utf-8")
+    return out
+
+
+def sphinx_conf():
+    """Write conf.py from _config.yml (Jupyter Book's own translation) when it is missing or older."""
+    import subprocess
+
+    conf = ROOT / "conf.py"
+    sources = [ROOT / "_config.yml", ROOT / "_toc.yml"]
+    if not conf.exists() or conf.stat().st_mtime < max(p.stat().st_mtime for p in sources):
+        subprocess.run([str(Path(sys.executable).parent / "jupyter-book"), "config", "sphinx", str(ROOT)],
+                       check=True, stdout=subprocess.DEVNULL)
+    return conf
+
+
+def build(lang):
+    """Build edition ``lang`` into _build/html/<lang>, warnings as errors; returns sphinx-build's exit code."""
+    import logging
+
+    import jieba
+    from sphinx.cmd.build import build_main
+
+    jieba.setLogLevel(logging.WARNING)  # Sphinx's Chinese search splitter; its start-up chatter is not news
+    sphinx_conf()
+    sys.path.insert(0, str(ROOT / "tools"))  # where _config.yml's local_extensions live (conf.py omits it)
+    title = TITLES.get(lang) or to_simplified(TITLES["zh_TW"])
+    search = SEARCH_TEXT.get(lang) or to_simplified(SEARCH_TEXT["zh_TW"])
+    return build_main(["-b", "html", "-W", "-n", "--keep-going", "-q", "-D", f"language={lang}",
+                       "-D", f"html_title={title}", "-D", f"project={title}",
+                       "-D", f"html_theme_options.search_bar_text={search}",
+                       "-d", str(ROOT / "_build" / "doctrees" / lang),
+                       str(ROOT), str(ROOT / "_build" / "html" / lang)])
+
+
+def main(argv):
+    if len(argv) == 2 and argv[0] == "build" and argv[1] in ("zh_TW", "zh_CN"):
+        return build(argv[1])
+    if argv == ["sphinx-conf"]:
+        sphinx_conf()
+        return 0
+    if len(argv) != 1 or argv[0] not in ("derive", "check"):
+        print(__doc__)
+        return 2
+    target = LOCALES / "zh_CN" / "LC_MESSAGES"
+    stale = []
+    for rel, text in derive().items():
+        path = target / rel
+        if argv[0] == "derive":
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(text, encoding="utf-8")
+        elif not path.exists() or path.read_text(encoding="utf-8") != text:
+            stale.append(str(rel))
+    if stale:
+        print("zh_CN differs from what zh_TW derives: run `python -m tools.editions derive`:", *stale, sep="\n  ")
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
