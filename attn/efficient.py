@@ -23,6 +23,8 @@ block) because then both matrix products read contiguous memory; transposing a n
 array is a free view, so the column-form arguments cost nothing to turn around.
 """
 
+from concurrent.futures import ThreadPoolExecutor
+
 import numpy as np
 
 from ._checks import as_array, check_count, check_scale
@@ -128,19 +130,27 @@ def matrix_attention(Q, K, V, *, scale=1.0, mask=None):
 
     Notes
     -----
-    This is the reference every faster function is tested against. It allocates the
-    full (..., N_k, N_q) score matrix A and A', plus softmax temporaries of that size.
+    This is the reference every faster function is tested against, and the lean baseline
+    the benchmark times: it allocates the (..., N_k, N_q) score matrix A once and turns it
+    into A' in place (subtract each column's maximum, exponentiate, divide by the column
+    sums), so its memory is one attention matrix per head plus the output.
     """
     Q, K, V, dt = _check_qkv(Q, K, V)
     scale = check_scale(scale)
-    A = scale * (K.swapaxes(-1, -2) @ Q)  # (..., N_k, d_k) x (..., d_k, N_q) -> (..., N_k, N_q)
     if mask is not None:
-        A = np.where(_check_rect_mask(mask, K.shape[-1], Q.shape[-1]), A, -np.inf)
-    return V @ softmax(A, axis=-2)  # (..., d_v, N_k) x (..., N_k, N_q) -> (..., d_v, N_q)
+        mask = _check_rect_mask(mask, K.shape[-1], Q.shape[-1])
+    A = K.swapaxes(-1, -2).astype(dt, copy=False) @ (Q.astype(dt, copy=False) * dt.type(scale))
+    # (..., N_k, d_k) x (..., d_k, N_q) -> (..., N_k, N_q); from here on A becomes A' in place
+    if mask is not None:
+        np.copyto(A, -np.inf, where=~mask)
+    A -= A.max(axis=-2, keepdims=True)
+    np.exp(A, out=A)
+    A /= A.sum(axis=-2, keepdims=True)
+    return V.astype(dt, copy=False) @ A  # (..., d_v, N_k) x (..., N_k, N_q) -> (..., d_v, N_q)
 
 
-def chunked_attention(Q, K, V, *, scale=1.0, block=512):
-    """Exact attention, ``block`` queries at a time: never more than block x N_k scores.
+def chunked_attention(Q, K, V, *, scale=1.0, block=256, threads=1):
+    """Exact attention, ``block`` queries at a time: never more than block x N_k scores per thread.
 
     Parameters
     ----------
@@ -153,8 +163,13 @@ def chunked_attention(Q, K, V, *, scale=1.0, block=512):
     scale : float
         Multiplies every score.
     block : int
-        How many queries share one block of scores. The default 512 was chosen by
-        measurement (``python -m benchmarks.run``) for d_k = 64 on a 2-core machine.
+        How many queries share one block of scores.
+    threads : int
+        How many Python threads share the work (each takes its own range of queries of
+        every head). numpy releases the interpreter lock inside matrix products and
+        ufuncs, so the threads run at the same time. With ``threads > 1``, limit the BLAS
+        library to one thread per call (``OPENBLAS_NUM_THREADS=1`` or threadpoolctl),
+        or its own threads compete with these for the cores.
 
     Returns
     -------
@@ -167,9 +182,11 @@ def chunked_attention(Q, K, V, *, scale=1.0, block=512):
     Column i of A' depends only on query i, so the queries can be split into blocks and
     each block's softmax finished on its own. Per block, in the row layout:
     S = (scale Q_b)^T K (block x N_k), subtract each row's maximum, exponentiate in place,
-    sum the rows, multiply by V^T, and only then divide the small (block x d_v) result by
-    the row sums. Heads are taken one at a time, so the block of scores stays small enough
-    for the processor's cache; buffers are allocated once and reused for every block.
+    and multiply by [V^T, 1], V^T with a column of ones appended: the same product gives the
+    weighted sums of the values (b x d_v) and, in its last column, each row's sum, the
+    softmax's denominator. Only then is the small result divided by the denominators, so
+    the b x N_k scores are touched by two elementwise passes and two matrix products.
+    Buffers are allocated once per thread and reused for every block.
 
     Examples
     --------
@@ -181,31 +198,44 @@ def chunked_attention(Q, K, V, *, scale=1.0, block=512):
     Q, K, V, dt = _check_qkv(Q, K, V)
     scale = check_scale(scale)
     block = check_count("block", block, 1)
+    threads = check_count("threads", threads, 1)
     lead, (Q3, K3, V3) = Q.shape[:-2], _stack_heads(Q, K, V)
     H, d_k, N_q = Q3.shape
     N_k, d_v = K3.shape[2], V3.shape[1]
     B = min(block, N_q)
-    S = np.empty((B, N_k), dtype=dt)  # the only large buffer: B x N_k scores
-    Qb = np.empty((B, d_k), dtype=dt)
-    row_max = np.empty((B, 1), dtype=dt)
-    row_sum = np.empty((B, 1), dtype=dt)
-    Ob = np.empty((B, d_v), dtype=dt)
     O = np.empty((H, d_v, N_q), dtype=dt)
-    for h in range(H):
-        K_h = K3[h].astype(dt, copy=False)  # (d_k, N_k)
-        Vt_h = V3[h].astype(dt, copy=False).T  # (N_k, d_v): a view, no copy
-        for s in range(0, N_q, B):
-            b = min(B, N_q - s)
-            S_b, Q_b, m_b, l_b, O_b = S[:b], Qb[:b], row_max[:b], row_sum[:b], Ob[:b]
-            np.multiply(Q3[h, :, s:s + b].T, scale, out=Q_b)  # queries as rows, the scale folded in
-            np.matmul(Q_b, K_h, out=S_b)  # (b, d_k) x (d_k, N_k) -> (b, N_k)
-            np.max(S_b, axis=1, keepdims=True, out=m_b)
-            np.subtract(S_b, m_b, out=S_b)
-            np.exp(S_b, out=S_b)
-            np.sum(S_b, axis=1, keepdims=True, out=l_b)
-            np.matmul(S_b, Vt_h, out=O_b)  # (b, N_k) x (N_k, d_v) -> (b, d_v)
-            np.divide(O_b, l_b, out=O_b)
-            O[h, :, s:s + b] = O_b.T
+
+    def queries(start, stop):
+        """Every head's queries start ... stop - 1, block by block, with this thread's buffers."""
+        S = np.empty((B, N_k), dtype=dt)  # the only large buffer: B x N_k scores
+        Qb = np.empty((B, d_k), dtype=dt)
+        row_max = np.empty((B, 1), dtype=dt)
+        Vt1 = np.empty((N_k, d_v + 1), dtype=dt)  # [V^T, 1]
+        Vt1[:, d_v] = 1
+        Ob = np.empty((B, d_v + 1), dtype=dt)
+        for h in range(H):
+            K_h = K3[h].astype(dt, copy=False)  # (d_k, N_k)
+            Vt1[:, :d_v] = V3[h].T
+            for s in range(start, stop, B):
+                b = min(B, stop - s)
+                S_b, Q_b, m_b, O_b = S[:b], Qb[:b], row_max[:b], Ob[:b]
+                np.multiply(Q3[h, :, s:s + b].T, scale, out=Q_b)  # queries as rows, the scale folded in
+                np.matmul(Q_b, K_h, out=S_b)  # (b, d_k) x (d_k, N_k) -> (b, N_k)
+                np.max(S_b, axis=1, keepdims=True, out=m_b)
+                np.subtract(S_b, m_b, out=S_b)
+                np.exp(S_b, out=S_b)
+                np.matmul(S_b, Vt1, out=O_b)  # (b, N_k) x (N_k, d_v + 1) -> (b, d_v + 1): sums, then row sums
+                np.divide(O_b[:, :d_v], O_b[:, d_v:], out=O_b[:, :d_v])
+                O[h, :, s:s + b] = O_b[:, :d_v].T
+
+    n = min(threads, N_q)
+    cuts = [N_q * t // n for t in range(n + 1)]
+    if n == 1:
+        queries(0, N_q)
+    else:
+        with ThreadPoolExecutor(n) as pool:
+            for done in [pool.submit(queries, cuts[t], cuts[t + 1]) for t in range(n)]:
+                done.result()  # re-raises an error from a thread
     return O.reshape(lead + (d_v, N_q))
 
 

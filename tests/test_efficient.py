@@ -73,6 +73,53 @@ def test_chunked_and_streaming_equal_the_matrix_form_float32(p):
 
 
 @FAST
+@given(problems(), st.integers(2, 5))
+def test_chunked_with_threads_equals_one_thread_float64(p, threads):
+    """The threaded path splits the queries between threads; every split gives the same O."""
+    Q, K, V, scale, block, _ = p
+    one = chunked_attention(Q, K, V, scale=scale, block=block)
+    many = chunked_attention(Q, K, V, scale=scale, block=block, threads=threads)
+    assert many.shape == one.shape and many.dtype == np.float64
+    np.testing.assert_allclose(many, one, rtol=0, atol=1e-13)
+    np.testing.assert_allclose(many, reference(Q, K, V, scale), rtol=0, atol=1e-12)
+
+
+@FAST
+@given(problems(dtype=np.float32), st.integers(2, 5))
+def test_chunked_with_threads_float32(p, threads):
+    Q, K, V, scale, block, _ = p
+    O = chunked_attention(Q, K, V, scale=scale, block=block, threads=threads)
+    assert O.dtype == np.float32
+    np.testing.assert_allclose(O, reference(Q, K, V, scale), rtol=0, atol=1e-5)
+    np.testing.assert_allclose(O, chunked_attention(Q, K, V, scale=scale, block=block), rtol=0, atol=1e-5)
+
+
+def test_chunked_with_threads_at_benchmark_shapes_float32():
+    """8 heads, d = 64, scale 1/8, N not a multiple of the block: the setting the benchmark times."""
+    rng = np.random.default_rng(9)
+    Q, K, V = (rng.standard_normal((8, 64, 700), dtype=np.float32) for _ in range(3))
+    R = reference(Q, K, V, 1 / 8)
+    for threads in (1, 2):
+        O = chunked_attention(Q, K, V, scale=1 / 8, threads=threads)
+        assert O.dtype == np.float32
+        np.testing.assert_allclose(O, R, rtol=0, atol=1e-5)
+    np.testing.assert_allclose(matrix_attention(Q, K, V, scale=1 / 8), R, rtol=0, atol=1e-5)
+
+
+def test_chunked_with_threads_equals_self_attention():
+    import attn
+
+    rng = np.random.default_rng(10)
+    I, W_q, W_k, W_v = rng.normal(size=(6, 41)), rng.normal(size=(4, 6)), rng.normal(size=(4, 6)), rng.normal(size=(3, 6))
+    O, _ = attn.self_attention(I, W_q, W_k, W_v, scale=0.5)
+    for threads in (2, 3):
+        np.testing.assert_allclose(chunked_attention(W_q @ I, W_k @ I, W_v @ I, scale=0.5, block=8, threads=threads),
+                                   O, rtol=0, atol=1e-12)
+    O32 = chunked_attention(*(x.astype(np.float32) for x in (W_q @ I, W_k @ I, W_v @ I)), scale=0.5, threads=2)
+    np.testing.assert_allclose(O32, O, rtol=0, atol=1e-5)
+
+
+@FAST
 @given(st.integers(1, 30), st.integers(1, 30), st.integers(1, 12), st.integers(1, 12),
        st.sampled_from([1e3, 1e6]), st.integers(0, 2**32 - 1))
 def test_extreme_logits(N_q, N_k, block, key_block, offset, seed):
@@ -170,6 +217,10 @@ def test_bad_input_names_the_shapes(fn, args, match):
 def test_bad_parameters():
     with pytest.raises(ValueError, match="block must be an integer >= 1, got 0"):
         chunked_attention(GOOD, GOOD, GOOD, block=0)
+    with pytest.raises(ValueError, match="threads must be an integer >= 1, got 0"):
+        chunked_attention(GOOD, GOOD, GOOD, threads=0)
+    with pytest.raises(ValueError, match="threads must be an integer >= 1, got 1.5"):
+        chunked_attention(GOOD, GOOD, GOOD, threads=1.5)
     with pytest.raises(ValueError, match="key_block must be an integer >= 1, got 2.5"):
         streaming_attention(GOOD, GOOD, GOOD, key_block=2.5)
     with pytest.raises(ValueError, match="scale must be finite"):
@@ -191,6 +242,8 @@ def test_inputs_are_not_modified():
     Q, K, V = (rng.normal(size=(2, 3, 9)).astype(np.float32) for _ in range(3))
     copies = [x.copy() for x in (Q, K, V)]
     chunked_attention(Q, K, V, scale=2.0, block=4)
+    chunked_attention(Q, K, V, scale=2.0, block=4, threads=2)
+    matrix_attention(Q, K, V, scale=2.0)
     streaming_attention(Q, K, V, scale=2.0, block=4, key_block=2)
     truncated_attention(Q, K, V, width=2, scale=2.0, block=4)
     for x, c in zip((Q, K, V), copies):
