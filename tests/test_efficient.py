@@ -185,9 +185,8 @@ def test_counts():
     assert band_pairs(1000, 3) == 1000 * 7 - 12  # linear in N
 
 
-def test_chunked_agrees_with_torch_sdpa():
+def test_chunked_agrees_with_torch_sdpa(torch):
     """Cross-check against an implementation nobody here wrote (PyTorch's rows: Q_r = Q^T)."""
-    torch = pytest.importorskip("torch")
     rng = np.random.default_rng(6)
     Q, K, V = rng.normal(size=(2, 8, 30)), rng.normal(size=(2, 8, 30)), rng.normal(size=(2, 5, 30))
     rows = [torch.from_numpy(np.ascontiguousarray(x.swapaxes(-1, -2))) for x in (Q, K, V)]
