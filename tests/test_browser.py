@@ -159,12 +159,13 @@ class _QuietHandler(http.server.SimpleHTTPRequestHandler):
 
 
 def _site_pages(site):
-    """Every HTML page a reader can reach, relative to the site; index.html only redirects to intro.html."""
+    """Every HTML page a reader can reach, relative to the site (editions included); each index.html (the site's,
+    an edition's) only redirects to its intro.html."""
     skip = {"_static", "_sources", "_images"}
     pages = sorted(
         p.relative_to(site).as_posix() for p in site.rglob("*.html") if not skip.intersection(p.relative_to(site).parts)
     )
-    return [p for p in pages if p != "index.html"]
+    return [p for p in pages if p.rsplit("/", 1)[-1] != "index.html"]
 
 
 def _shot_name(path):
