@@ -38,6 +38,7 @@ help:
 	@echo "make notebooks  re-execute every chapter top to bottom and save it"
 	@echo "make catalogs   bring the Chinese editions' catalogs up to date with the English text"
 	@echo "make lab        JupyterLab on the chapters"
+	@echo "make pdf        the whole book (and each edition) as PDF in _build/pdf (needs chromium)"
 	@echo "make bench      the attention benchmarks (writes benchmarks/results/)"
 	@echo "make lock       re-resolve the pinned dependencies into $(LOCK)"
 

@@ -9,7 +9,7 @@ zh_TW is translated by hand, zh_CN is derived from it here:
    that OpenCC cannot turn them into something else (its ``tw2sp`` writes 查詢向量 as 查找矢量).
 4. OpenCC ``tw2sp`` converts the rest: characters and Taiwan's everyday words (記憶體 -> 内存, 程式碼 -> 代码).
 
-Usage: ``python -m tools.editions derive`` rewrites locales/zh_CN from locales/zh_TW; ``check`` only compares;
+Usage: ``python tools/editions.py derive`` rewrites locales/zh_CN from locales/zh_TW; ``check`` only compares;
 ``build LANG`` builds edition LANG into _build/html/LANG (strict, as the English one); ``sphinx-conf`` writes the
 conf.py that build uses (Jupyter Book's translation of _config.yml).
 """
@@ -38,6 +38,7 @@ TERM_TABLE = {
     "變異數": "方差",
     "純量": "标量",
     "個人檔案": "个人资料",
+    "儲存庫": "仓库",
     "社群網路": "社交网络",
     "連鎖律": "链式法则",
     "偵測": "检测",
@@ -128,7 +129,7 @@ def derive(lang_from="zh_TW", lang_to="zh_CN"):
                 message.string = to_simplified(message.string, converter, pairs)
         buffer = io.BytesIO()
         write_po(buffer, catalog, width=0, omit_header=False, sort_output=False, include_previous=False)
-        out[po.relative_to(LOCALES / lang_from)] = buffer.getvalue().decode("utf-8")
+        out[po.relative_to(LOCALES / lang_from / "LC_MESSAGES")] = buffer.getvalue().decode("utf-8")
     return out
 
 
@@ -182,7 +183,7 @@ def main(argv):
         elif not path.exists() or path.read_text(encoding="utf-8") != text:
             stale.append(str(rel))
     if stale:
-        print("zh_CN differs from what zh_TW derives: run `python -m tools.editions derive`:", *stale, sep="\n  ")
+        print("zh_CN differs from what zh_TW derives: run `python tools/editions.py derive`:", *stale, sep="\n  ")
         return 1
     return 0
 
