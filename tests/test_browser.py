@@ -466,6 +466,46 @@ def test_search_finds_english_and_chinese_terms(browser, base_url):
     assert all(results.values()), f"search found nothing for some terms: {results}"
 
 
+@pytest.mark.parametrize("edition", ["zh_TW", "zh_CN"])
+def test_search_finds_chinese_terms_in_each_edition(browser, base_url, edition):
+    blocked = []
+    context = _offline_context(browser, base_url, blocked, viewport=DESKTOP)
+    page = context.new_page()
+    errors = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    results = {}
+    for term in ("注意力", "softmax"):
+        page.goto(base_url + f"{edition}/search.html?q=" + urllib.parse.quote(term))
+        page.wait_for_function("(document.querySelector('#search-results .search-summary') || {}).textContent")
+        results[term] = page.locator("#search-results ul.search > li a").all_inner_texts()
+    lang = page.evaluate("document.documentElement.lang")
+    context.close()
+    assert not errors and not blocked, (errors, blocked)
+    assert lang == edition.replace("_", "-"), f"{edition}'s search page declares lang={lang!r}"
+    assert all(results.values()), f"the {edition} search found nothing for some terms: {results}"
+
+
+def test_edition_links_lead_to_the_same_page(browser, base_url):
+    blocked = []
+    context = _offline_context(browser, base_url, blocked, viewport=DESKTOP)
+    page = context.new_page()
+    visited = []
+    page.goto(base_url + "chapters/06_positional_encoding.html")
+    for name in ("繁體中文", "简体中文", "English"):
+        page.locator("nav.edition-links a", has_text=name).first.click()
+        page.wait_for_load_state()
+        visited.append((page.url.removeprefix(base_url), page.evaluate("document.documentElement.lang"),
+                        page.locator("h1").first.inner_text().rstrip("#¶ \n")))
+    context.close()
+    assert not blocked, blocked
+    assert [(u, l) for u, l, _ in visited] == [
+        ("zh_TW/chapters/06_positional_encoding.html", "zh-TW"),
+        ("zh_CN/chapters/06_positional_encoding.html", "zh-CN"),
+        ("chapters/06_positional_encoding.html", "en"),
+    ], visited
+    assert [h for _, _, h in visited] == ["位置編碼", "位置编码", "Positional encoding"], visited
+
+
 def test_dark_mode_button_toggles_and_is_remembered(browser, base_url, crawl, screenshots):
     blocked = []
     context = _offline_context(browser, base_url, blocked, viewport=DESKTOP, color_scheme="light")

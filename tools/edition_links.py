@@ -1,8 +1,8 @@
 """A Sphinx extension: every page links to the same page in the book's other editions.
 
 The English edition is built into ``_build/html/``, the Chinese ones into ``_build/html/zh_TW/`` and
-``_build/html/zh_CN/`` (see the Makefile's ``editions`` target). Each page gets a small bar above its content
-naming the three editions; the current one is plain text, the others link to the same page there.
+``_build/html/zh_CN/`` (see the Makefile's ``editions`` target). Each page's header names the three editions
+(``_templates/edition-links.html``); the current one is plain text, the others link to the same page there.
 """
 
 from html import escape
@@ -31,8 +31,7 @@ def edition_bar(pagename, here):
 
 def _add_bar(app, pagename, templatename, context, doctree):
     here = app.config.language if app.config.language in dict(EDITIONS) else "en"
-    if "body" in context:
-        context["body"] = edition_bar(pagename, here) + context["body"]
+    context["edition_links"] = edition_bar(pagename, here)
 
 
 def setup(app):
