@@ -62,12 +62,13 @@ book: setup
 	@echo
 	@echo "The site is built. Open $(abspath _build/html/index.html) in a browser (it works offline)."
 
-# The site is built first (strictly), so the tests can check the HTML and drive a browser over it. Then the
-# notebooks run once more under another OpenBLAS kernel: a stored output that rounding decides fails there.
+# The site is built first (strictly), so the tests can check the HTML and drive a browser over it; the tests run in
+# two processes, a test file (or notebook) to each. Then the notebooks run once more under another OpenBLAS
+# kernel: a stored output that rounding decides fails there.
 test: setup
 	$(JB) --quiet
 	$(MAKE) --no-print-directory editions
-	$(BIN)/python -m pytest $(NBVAL) $(PYTEST_ARGS) tests chapters
+	$(BIN)/python -m pytest $(NBVAL) -n 2 --dist loadfile $(PYTEST_ARGS) tests chapters
 	$(MAKE) --no-print-directory test-other-blas
 
 test-other-blas: setup

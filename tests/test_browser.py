@@ -158,6 +158,9 @@ class _QuietHandler(http.server.SimpleHTTPRequestHandler):
         pass
 
 
+EDITION_FOLDERS = ("zh_TW/", "zh_CN/")
+
+
 def _site_pages(site):
     """Every HTML page a reader can reach, relative to the site (editions included); each index.html (the site's,
     an edition's) only redirects to its intro.html."""
@@ -258,10 +261,13 @@ def crawl(site, base_url, browser, screenshots):
                    lambda route, r=report: (r.other_hosts.append(route.request.url), route.abort("blockedbyclient")))
         page.goto(base_url + path, wait_until="load")
         report.info = page.evaluate(INSPECT_JS)
-        # The first four screens of the page (a whole long chapter takes seconds to encode as PNG).
-        height = min(page.evaluate("document.documentElement.scrollHeight"), 4 * DESKTOP["height"])
-        page.screenshot(path=str(screenshots / "desktop" / _shot_name(path)), full_page=True,
-                        clip={"x": 0, "y": 0, "width": DESKTOP["width"], "height": height})
+        # Screenshots are for a person to look at; the editions share the English pages' layout, so only the
+        # English pages are photographed at every size (the checks below run on every page of every edition).
+        english = not path.startswith(EDITION_FOLDERS)
+        if english:  # the first four screens of the page (a whole long chapter takes seconds to encode as PNG)
+            height = min(page.evaluate("document.documentElement.scrollHeight"), 4 * DESKTOP["height"])
+            page.screenshot(path=str(screenshots / "desktop" / _shot_name(path)), full_page=True,
+                            clip={"x": 0, "y": 0, "width": DESKTOP["width"], "height": height})
 
         if report.info["download"]:
             page.locator(".dropdown-download-buttons button.dropdown-toggle").click()
@@ -280,7 +286,8 @@ def crawl(site, base_url, browser, screenshots):
 
         page.emulate_media(color_scheme="dark")  # the theme starts in "auto" mode: it follows the system
         report.dark_theme = page.evaluate(DARK_JS)
-        page.screenshot(path=str(screenshots / "dark" / _shot_name(path)), animations="disabled")
+        if english:
+            page.screenshot(path=str(screenshots / "dark" / _shot_name(path)), animations="disabled")
         page.emulate_media(color_scheme="light")
 
         page.set_viewport_size(PHONE)
