@@ -41,11 +41,20 @@ def call_student(func, name, *args, none_hint=None):
     try:
         result = func(*args)
     except Exception as exc:
-        shapes = ", ".join(str(np.shape(a)) for a in args)
-        raise AssertionError(f"{name} raised {type(exc).__name__} on arguments of shapes {shapes}: {exc}") from exc
+        raise AssertionError(
+            f"{name} raised {type(exc).__name__} on arguments of shapes {', '.join(map(_describe, args))}: {exc}"
+        ) from exc
     if result is None:
         raise AssertionError(none_hint or f"{name} returned None: end it with `return`")
     return result
+
+
+def _describe(arg):
+    """The shape of an argument for a hint, or its type when it has none (a ragged list ...)."""
+    try:
+        return str(np.shape(arg))
+    except ValueError:
+        return f"{type(arg).__name__} of {len(arg)}" if hasattr(arg, "__len__") else type(arg).__name__
 
 
 def whole_number(name, value):
