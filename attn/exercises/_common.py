@@ -85,7 +85,8 @@ def has_loop(func):
     while todo:
         code = todo.pop()
         for ins in dis.get_instructions(code):
-            if ins.opname in ("FOR_ITER", "JUMP_BACKWARD", "JUMP_BACKWARD_NO_INTERRUPT", "JUMP_ABSOLUTE"):
+            backward = "JUMP" in ins.opname and isinstance(ins.argval, int) and ins.argval <= ins.offset
+            if ins.opname == "FOR_ITER" or backward:
                 return True
         todo.extend(c for c in code.co_consts if isinstance(c, types.CodeType))
     return False
