@@ -199,7 +199,7 @@ def multi_head_diagram():
     out = _box(ax, 6.5, 9.4, "$b^i$", width=0.9, face="#d0e0e3")
     _arrow(ax, w_o, out, label="W^O -> b^i")
     ax.text(7.2, 8.2, "mixes the heads", fontsize=9, va="center")
-    ax.text(-1.1, 3.2, "one per\nhead", fontsize=9, va="center")
+    ax.text(-1.1, 3.2, "one matrix\nper head:\n$W^{q,m} q$,\n$W^{k,m} k$,\n$W^{v,m} v$", fontsize=9, va="center")
     ax.text(-1.1, 1.6, "$W^q a$,\n$W^k a$,\n$W^v a$", fontsize=9, va="center")
     fig.tight_layout()
     return fig
