@@ -106,3 +106,10 @@ def check_count(name, value, minimum):
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum:
         raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}")
     return int(value)
+
+
+def check_choice(name, value, options):
+    """Return ``value``, or raise ValueError if it is not one of ``options``."""
+    if value not in options:
+        raise ValueError(f"{name} must be one of {', '.join(repr(o) for o in options)}; got {value!r}")
+    return value
