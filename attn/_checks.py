@@ -78,13 +78,20 @@ def check_projection(name, W, d, I_shape):
         )
 
 
-def check_mask(mask, N):
-    """Return ``mask`` as a bool (N, N) array in which every query keeps a key."""
+def check_mask(mask, N_k, N_q=None):
+    """Return ``mask`` as a bool (N_k, N_q) array in which every query keeps a key.
+
+    ``mask[j, i]`` says whether query i may attend to key j, as ``A_prime[j, i]`` is indexed. Without
+    ``N_q`` the mask is square: self-attention, N_k = N_q = N.
+    """
     mask = np.asarray(mask)
     if mask.dtype != bool:
         raise ValueError(f"mask must be a boolean array, got dtype {mask.dtype}")
-    if mask.shape != (N, N):
-        raise ValueError(f"mask has shape {mask.shape} but the sequence has N = {N}: it must be ({N}, {N})")
+    if N_q is None and mask.shape != (N_k, N_k):
+        raise ValueError(f"mask has shape {mask.shape} but the sequence has N = {N_k}: it must be ({N_k}, {N_k})")
+    if N_q is not None and mask.shape != (N_k, N_q):
+        raise ValueError(f"mask has shape {mask.shape} but there are {N_k} keys and {N_q} queries: "
+                         f"it must be ({N_k}, {N_q})")
     empty = ~mask.any(axis=0)
     if empty.any():
         i = int(np.argmax(empty))
@@ -99,6 +106,23 @@ def check_sequence(I):
     if I.shape[0] == 0:
         raise ValueError(f"I has shape {I.shape}: each vector needs at least one entry (d > 0)")
     return I
+
+
+def check_single_head(I, W_q, W_k, W_v):
+    """Check one head's arguments: I (d, N), W_q and W_k (d_k, d), W_v (d_v, d); return them as float arrays."""
+    I = check_sequence(I)
+    W_q = as_array("W_q", W_q, ndim=2)
+    W_k = as_array("W_k", W_k, ndim=2)
+    W_v = as_array("W_v", W_v, ndim=2)
+    d = I.shape[0]
+    for name, W in (("W_q", W_q), ("W_k", W_k), ("W_v", W_v)):
+        check_projection(name, W, d, I.shape)
+    if W_q.shape[0] != W_k.shape[0]:
+        raise ValueError(
+            f"W_q has shape {W_q.shape} and W_k has shape {W_k.shape}: queries and keys "
+            f"must have the same size d_k to take their dot product ({W_q.shape[0]} != {W_k.shape[0]})"
+        )
+    return I, W_q, W_k, W_v
 
 
 def check_count(name, value, minimum):

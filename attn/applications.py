@@ -14,7 +14,7 @@ As everywhere in :mod:`attn`, ``A_prime[j, i]`` is how much query i attends to k
 import numpy as np
 
 from . import core
-from ._checks import as_array, check_count, check_scale, check_sequence
+from ._checks import as_array, check_count, check_scale, check_sequence, check_single_head
 from .inputs import adjacency_from_edges
 
 # --- speech -------------------------------------------------------------------------------------
@@ -50,13 +50,14 @@ def truncated_self_attention_loop(I, W_q, W_k, W_v, width, *, scale=1.0):
     computes all L^2 scores and then discards those outside the band; this loop never
     computes them, which is where the saving of truncated self-attention comes from.
     """
-    I, W_q, W_k, W_v = core._check_single_head(I, W_q, W_k, W_v)  # the core's shape checks and messages
+    I, W_q, W_k, W_v = check_single_head(I, W_q, W_k, W_v)
     width = check_count("width", width, 0)
     scale = check_scale(scale)
     L = I.shape[1]
     Q, K, V = W_q @ I, W_k @ I, W_v @ I  # (d_k, L), (d_k, L), (d_v, L)
-    O = np.zeros((V.shape[0], L))
-    A_prime = np.zeros((L, L))
+    dtype = np.result_type(I, W_q, W_k, W_v)  # float32 in, float32 out, as self_attention
+    O = np.zeros((V.shape[0], L), dtype=dtype)
+    A_prime = np.zeros((L, L), dtype=dtype)
     n_scores = 0
     for i in range(L):
         lo, hi = max(0, i - width), min(L, i + width + 1)  # the keys j = lo ... hi - 1

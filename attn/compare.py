@@ -34,7 +34,7 @@ from .core import self_attention
 # --------------------------------------------------------------------------------------------
 
 
-def _check_size(kernel_size):
+def _check_kernel_size(kernel_size):
     k = check_count("kernel_size", kernel_size, 1)
     if k % 2 == 0:
         raise ValueError(f"kernel_size must be odd (a centre pixel and r pixels on each side), got {k}")
@@ -60,7 +60,7 @@ def neighbourhood_offsets(kernel_size=3):
     >>> neighbourhood_offsets(3)[:4]
     [(-1, -1), (-1, 0), (-1, 1), (0, -1)]
     """
-    r = _check_size(kernel_size) // 2
+    r = _check_kernel_size(kernel_size) // 2
     return [(dr, dc) for dr in range(-r, r + 1) for dc in range(-r, r + 1)]
 
 
@@ -242,12 +242,13 @@ def conv_as_attention(image, kernel):
     """
     image, kernel = _check_conv(image, kernel)
     C_in, H, W = image.shape
-    I = np.concatenate([image_to_sequence(image), np.zeros((C_in, 1))], axis=1)  # (C_in, H*W + 1)
-    zeros, identity = np.zeros((1, C_in)), np.eye(C_in)
+    dtype = np.result_type(image, kernel)
+    I = np.concatenate([image_to_sequence(image), np.zeros((C_in, 1), dtype)], axis=1)  # (C_in, H*W + 1)
+    zeros, identity = np.zeros((1, C_in), dtype), np.eye(C_in, dtype=dtype)
     heads = [self_attention(I, zeros, zeros, identity, mask=offset_mask(H, W, o))
              for o in neighbourhood_offsets(kernel.shape[-1])]
     B = np.concatenate([O_m for O_m, _ in heads], axis=0)  # (k*k*C_in, H*W + 1): b^{i,1..h} stacked
-    O = conv_output_projection(kernel) @ B  # (C_out, k*k*C_in) x (k*k*C_in, H*W + 1)
+    O = conv_output_projection(kernel).astype(dtype) @ B  # (C_out, k*k*C_in) x (k*k*C_in, H*W + 1)
     return sequence_to_image(O[:, :-1], H, W), np.stack([A_m for _, A_m in heads])
 
 
@@ -267,7 +268,7 @@ def _check_rnn(I, W_h, W_x, h0):
         raise ValueError(
             f"W_x has shape {W_x.shape} but W_h is {W_h.shape} and I is {I.shape}: W_x must be ({d_h}, {I.shape[0]})"
         )
-    h0 = np.zeros(d_h) if h0 is None else as_array("h0", h0, ndim=1)
+    h0 = np.zeros(d_h, np.result_type(I, W_h, W_x)) if h0 is None else as_array("h0", h0, ndim=1)
     if h0.shape != (d_h,):
         raise ValueError(f"h0 has shape {h0.shape} but W_h is {W_h.shape}: h0 must be ({d_h},)")
     return I, W_h, W_x, h0
@@ -329,7 +330,7 @@ def rnn(I, W_h, W_x, h0=None):
         N steps run one after another.
     """
     I, W_h, W_x, h = _check_rnn(I, W_h, W_x, h0)
-    H = np.empty((W_h.shape[0], I.shape[1]))
+    H = np.empty((W_h.shape[0], I.shape[1]), dtype=np.result_type(I, W_h, W_x, h))
     for t in range(I.shape[1]):
         h = _step(h, I[:, t], W_h, W_x)
         H[:, t] = h
@@ -425,7 +426,7 @@ def conv_dependencies(N, kernel_size, layers):
         below (r = (k-1)/2, clipped at the ends); layer 0 is the input ``("a", t)``.
     """
     N, layers = check_count("N", N, 1), check_count("layers", layers, 1)
-    r = _check_size(kernel_size) // 2
+    r = _check_kernel_size(kernel_size) // 2
 
     def node(l, t):
         return ("a", t) if l == 0 else ("conv", l, t)
@@ -530,7 +531,7 @@ def conv_layers_to_connect(N, kernel_size):
         ``("conv", L, N - 1)`` exists; found by building the stacks, not from a formula.
     """
     N = check_count("N", N, 2)
-    k = _check_size(kernel_size)
+    k = _check_kernel_size(kernel_size)
     if k < 3:
         raise ValueError(f"kernel_size must be at least 3 to reach a neighbour, got {k}")
     layers = 1
@@ -667,8 +668,9 @@ def linear_attention_recurrent(Q, K, V):
     (Katharopoulos et al. 2020, in column notation).
     """
     Q, K, V = _check_qkv(Q, K, V)
-    S, z = np.zeros((V.shape[0], K.shape[0])), np.zeros(K.shape[0])
-    O = np.empty((V.shape[0], Q.shape[1]))
+    dtype = np.result_type(Q, K, V)
+    S, z = np.zeros((V.shape[0], K.shape[0]), dtype), np.zeros(K.shape[0], dtype)
+    O = np.empty((V.shape[0], Q.shape[1]), dtype)
     for i in range(Q.shape[1]):
         S, z, O[:, i] = _linear_step(S, z, Q[:, i], K[:, i], V[:, i])
     return O, S, z

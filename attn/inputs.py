@@ -18,7 +18,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ._checks import as_array
+from ._checks import as_array, check_count
 
 # --- text ---------------------------------------------------------------------------------------
 
@@ -156,12 +156,6 @@ def cosine_similarity(X, Y=None):
 
 # --- speech -------------------------------------------------------------------------------------
 
-def _check_positive_int(name, value):
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
-        raise ValueError(f"{name} must be a positive integer, got {value!r}")
-    return int(value)
-
-
 def _check_positive_number(name, value):
     try:
         value = float(value)
@@ -179,7 +173,7 @@ def ms_to_samples(ms, sample_rate=16000):
     (400, 160)
     """
     ms = _check_positive_number("ms", ms)
-    sample_rate = _check_positive_int("sample_rate", sample_rate)
+    sample_rate = check_count("sample_rate", sample_rate, 1)
     n = ms * sample_rate / 1000.0
     if abs(n - round(n)) > 1e-9:
         raise ValueError(f"{ms} ms at {sample_rate} Hz is {n} samples, not a whole number")
@@ -208,8 +202,8 @@ def frame_count(n_samples, window=400, hop=160):
     """
     if isinstance(n_samples, bool) or not isinstance(n_samples, (int, np.integer)) or n_samples < 0:
         raise ValueError(f"n_samples must be a non-negative integer, got {n_samples!r}")
-    window = _check_positive_int("window", window)
-    hop = _check_positive_int("hop", hop)
+    window = check_count("window", window, 1)
+    hop = check_count("hop", hop, 1)
     return 0 if n_samples < window else 1 + (int(n_samples) - window) // hop
 
 
@@ -263,7 +257,7 @@ def chirp(duration_s=1.0, sample_rate=16000, f_start=200.0, f_end=4000.0, amplit
         n_samples = round(duration_s * sample_rate).
     """
     duration_s = _check_positive_number("duration_s", duration_s)
-    sample_rate = _check_positive_int("sample_rate", sample_rate)
+    sample_rate = check_count("sample_rate", sample_rate, 1)
     for name, f in (("f_start", f_start), ("f_end", f_end)):
         f = _check_positive_number(name, f)
         if f >= sample_rate / 2:
@@ -303,9 +297,9 @@ def mel_filterbank(n_filters=80, n_fft=512, sample_rate=16000):
     F : (n_filters, n_fft // 2 + 1) ndarray
         Row m is filter m's weight on each frequency bin; peaks at 1.
     """
-    n_filters = _check_positive_int("n_filters", n_filters)
-    n_fft = _check_positive_int("n_fft", n_fft)
-    sample_rate = _check_positive_int("sample_rate", sample_rate)
+    n_filters = check_count("n_filters", n_filters, 1)
+    n_fft = check_count("n_fft", n_fft, 1)
+    sample_rate = check_count("sample_rate", sample_rate, 1)
     bins = np.arange(n_fft // 2 + 1) * sample_rate / n_fft  # bin centre frequencies in Hz
     edges = mel_to_hz(np.linspace(0.0, float(hz_to_mel(sample_rate / 2)), n_filters + 2))
     lower, centre, upper = edges[:-2, None], edges[1:-1, None], edges[2:, None]  # (n_filters, 1) each
@@ -336,7 +330,7 @@ def log_mel_features(frames, n_filters=80, n_fft=512, sample_rate=16000):
     first and second differences across frames add 13 + 13.
     """
     frames = as_array("frames", frames, ndim=2)
-    n_fft = _check_positive_int("n_fft", n_fft)
+    n_fft = check_count("n_fft", n_fft, 1)
     if frames.shape[0] > n_fft:
         raise ValueError(f"frames has shape {frames.shape}: frames of {frames.shape[0]} samples need n_fft >= that, got {n_fft}")
     tapered = frames * np.hamming(frames.shape[0])[:, None]
@@ -383,7 +377,7 @@ def adjacency_from_edges(n_nodes, edges):
     -------
     (n_nodes, n_nodes) ndarray
     """
-    n_nodes = _check_positive_int("n_nodes", n_nodes)
+    n_nodes = check_count("n_nodes", n_nodes, 1)
     M = np.zeros((n_nodes, n_nodes))
     for edge in edges:
         if len(edge) != 2:

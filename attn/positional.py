@@ -13,8 +13,8 @@ p + 1 in the text.
 
 import numpy as np
 
-from ._checks import as_array, check_count, check_positive_length, check_scale, check_sequence
-from .core import _check_single_head, softmax
+from ._checks import as_array, check_count, check_positive_length, check_scale, check_sequence, check_single_head
+from .core import softmax
 
 
 def _check_even_dimension(d):
@@ -299,7 +299,7 @@ def relative_self_attention(I, W_q, W_k, W_v, w, *, scale=1.0):
     product with the query to the score; one number per offset is the simplest form
     of the same idea.
     """
-    I, W_q, W_k, W_v = _check_single_head(I, W_q, W_k, W_v)
+    I, W_q, W_k, W_v = check_single_head(I, W_q, W_k, W_v)
     scale = check_scale(scale)
     B = relative_bias(w, I.shape[1])
     Q, K, V = W_q @ I, W_k @ I, W_v @ I
