@@ -74,7 +74,7 @@ def truncated_self_attention_loop(I, W_q, W_k, W_v, width, *, scale=1.0):
 def _check_image(image):
     image = as_array("image", image)
     if image.ndim != 3:
-        raise ValueError(f"image must have shape (height, width, channels), got shape {image.shape}")
+        raise ValueError(f"image must have shape (H, W, C): rows, columns, channels; got shape {image.shape}")
     if 0 in image.shape:
         raise ValueError(f"image has shape {image.shape}: it needs at least one pixel and one channel")
     return image
@@ -106,7 +106,7 @@ def image_to_sequence(image):
     return image.reshape(H * W, C).T  # (H*W, C) -> (C, H*W)
 
 
-def sequence_to_image(I, height, width):
+def sequence_to_image(I, H, W):
     """Put pixel columns back in their place: the inverse of :func:`image_to_sequence`.
 
     Parameters
@@ -114,24 +114,24 @@ def sequence_to_image(I, height, width):
     I : (C, H * W) ndarray or (H * W,) ndarray
         Pixel vectors as columns, or one number per pixel (such as one query's row of
         attention weights, ``A_prime[:, i]``).
-    height, width : int
-        H and W.
+    H, W : int
+        The image's rows and columns.
 
     Returns
     -------
     (H, W, C) ndarray or (H, W) ndarray
         Entry [r, c] is column (or entry) ``r * W + c`` of ``I``.
     """
-    height, width = check_count("height", height, 1), check_count("width", width, 1)
+    H, W = check_count("H", H, 1), check_count("W", W, 1)
     I = as_array("I", I)
-    if I.ndim not in (1, 2) or I.shape[-1] != height * width:
+    if I.ndim not in (1, 2) or I.shape[-1] != H * W:
         raise ValueError(
-            f"I has shape {I.shape} but a {height} x {width} image needs shape (C, {height * width}) "
-            f"or ({height * width},): one column per pixel"
+            f"I has shape {I.shape} but a {H} x {W} image needs shape (C, {H * W}) "
+            f"or ({H * W},): one column per pixel"
         )
     if I.ndim == 1:
-        return I.reshape(height, width)
-    return I.T.reshape(height, width, I.shape[0])  # (H*W, C) -> (H, W, C)
+        return I.reshape(H, W)
+    return I.T.reshape(H, W, I.shape[0])  # (H*W, C) -> (H, W, C)
 
 
 def downsample(image, factor):

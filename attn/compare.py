@@ -6,7 +6,7 @@ attention matrix is ``A_prime[j, i]``: how much query i attends to key j.
 Three comparisons, each small enough to check exactly:
 
 * **CNN.** An image of C channels and H x W pixels is a set of H W vectors of size C
-  (:func:`image_to_sequence`). A 3 x 3 convolution (:func:`conv2d`, written plainly)
+  (:func:`attn.applications.image_to_sequence`). A 3 x 3 convolution (:func:`conv2d`, written plainly)
   equals multi-head self-attention with 9 heads, one per offset of the 3 x 3
   neighbourhood, each attending with weight exactly 1 to the pixel at its offset
   (:func:`conv_as_attention`, after Cordonnier, Loukas and Jaggi 2020). Zero padding is
@@ -27,6 +27,7 @@ from collections import deque
 import numpy as np
 
 from ._checks import as_array, check_count, check_positive_length, check_sequence
+from . import applications
 from .core import self_attention
 
 # --------------------------------------------------------------------------------------------
@@ -64,52 +65,11 @@ def neighbourhood_offsets(kernel_size=3):
     return [(dr, dc) for dr in range(-r, r + 1) for dc in range(-r, r + 1)]
 
 
-def _check_image(image):
+def _check_conv(image, kernel):
+    """A convolution's image is (C_in, H, W), channels first, as CNN libraries store it."""
     image = as_array("image", image, ndim=3)
     if 0 in image.shape:
         raise ValueError(f"image has shape {image.shape}: it needs at least one channel and one pixel (C, H, W)")
-    return image
-
-
-def image_to_sequence(image):
-    """An image as the set of its pixel vectors (lecture part 下, slide 34).
-
-    Parameters
-    ----------
-    image : (C, H, W) ndarray
-        C channels of H x W pixels.
-
-    Returns
-    -------
-    I : (C, H*W) ndarray
-        Column r*W + c is the pixel in row r, column c (rows first).
-    """
-    image = _check_image(image)
-    C, H, W = image.shape
-    return image.reshape(C, H * W)
-
-
-def sequence_to_image(O, H, W):
-    """Put the columns of a sequence back on an H x W grid: the inverse of :func:`image_to_sequence`.
-
-    Parameters
-    ----------
-    O : (C, H*W) ndarray
-    H, W : int
-
-    Returns
-    -------
-    (C, H, W) ndarray
-    """
-    O = as_array("O", O, ndim=2)
-    H, W = check_count("H", H, 1), check_count("W", W, 1)
-    if O.shape[1] != H * W:
-        raise ValueError(f"O has shape {O.shape} but an image of {H} x {W} pixels needs {H * W} columns")
-    return O.reshape(O.shape[0], H, W)
-
-
-def _check_conv(image, kernel):
-    image = _check_image(image)
     kernel = as_array("kernel", kernel, ndim=4)
     C_out, C_in, k, k2 = kernel.shape
     if k != k2 or k % 2 == 0 or C_out == 0:
@@ -243,13 +203,14 @@ def conv_as_attention(image, kernel):
     image, kernel = _check_conv(image, kernel)
     C_in, H, W = image.shape
     dtype = np.result_type(image, kernel)
-    I = np.concatenate([image_to_sequence(image), np.zeros((C_in, 1), dtype)], axis=1)  # (C_in, H*W + 1)
+    pixels = applications.image_to_sequence(image.transpose(1, 2, 0))  # (C_in, H*W): channels last, as the lecture draws it
+    I = np.concatenate([pixels, np.zeros((C_in, 1), dtype)], axis=1)  # (C_in, H*W + 1)
     zeros, identity = np.zeros((1, C_in), dtype), np.eye(C_in, dtype=dtype)
     heads = [self_attention(I, zeros, zeros, identity, mask=offset_mask(H, W, o))
              for o in neighbourhood_offsets(kernel.shape[-1])]
     B = np.concatenate([O_m for O_m, _ in heads], axis=0)  # (k*k*C_in, H*W + 1): b^{i,1..h} stacked
-    O = conv_output_projection(kernel).astype(dtype) @ B  # (C_out, k*k*C_in) x (k*k*C_in, H*W + 1)
-    return sequence_to_image(O[:, :-1], H, W), np.stack([A_m for _, A_m in heads])
+    O = conv_output_projection(kernel) @ B  # (C_out, k*k*C_in) x (k*k*C_in, H*W + 1)
+    return applications.sequence_to_image(O[:, :-1], H, W).transpose(2, 0, 1), np.stack([A_m for _, A_m in heads])
 
 
 # --------------------------------------------------------------------------------------------

@@ -331,19 +331,19 @@ def causal_mask(N):
     return j <= i
 
 
-def key_padding_mask(real):
+def key_padding_mask(is_real):
     """Mask that hides pad vectors as keys: no query attends to a filler position.
 
     Parameters
     ----------
-    real : (N,) bool array_like
-        ``real[j]`` is True where position j holds a real vector and False where it
+    is_real : (N,) bool array_like
+        ``is_real[j]`` is True where position j holds a real vector and False where it
         holds padding (the filler that brings a batch to one length).
 
     Returns
     -------
     (N, N) bool ndarray
-        ``mask[j, i] = real[j]``: every query i, pads included, may look at the real
+        ``mask[j, i] = is_real[j]``: every query i, pads included, may look at the real
         keys only, so a pad key gets weight exactly 0.
 
     Examples
@@ -353,12 +353,14 @@ def key_padding_mask(real):
            [1, 1, 1],
            [0, 0, 0]])
     """
-    real = np.asarray(real)
-    if real.dtype != bool or real.ndim != 1 or real.size == 0:
+    is_real = np.asarray(is_real)
+    if is_real.dtype != bool or is_real.ndim != 1 or is_real.size == 0:
         raise ValueError(
-            f"real must be a non-empty 1-d boolean array (True = real position), got dtype {real.dtype} "
-            f"and shape {real.shape}"
+            f"is_real must be a non-empty 1-d boolean array (True = real position), got dtype {is_real.dtype} "
+            f"and shape {is_real.shape}"
         )
-    if not real.any():
-        raise ValueError(f"real has no True entry among its {real.size} positions: every query would attend to no key")
-    return np.repeat(real[:, None], real.size, axis=1)  # (N,) -> (N, N), column i is real for every query i
+    if not is_real.any():
+        raise ValueError(
+            f"is_real has no True entry among its {is_real.size} positions: every query would attend to no key"
+        )
+    return np.repeat(is_real[:, None], is_real.size, axis=1)  # (N,) -> (N, N), column i is is_real for every query i

@@ -306,8 +306,6 @@ def parameter_count(d, h, d_k=None, d_v=None, d_out=None, *, bias=False):
 
 
 TOY_WORDS = ("cat", "purrs", "sun", "shines", "rain", "falls")
-TOY_TOPICS = ("animal", "sky", "weather")
-TOY_ROLES = ("noun", "verb")
 
 
 def two_part_inputs():

@@ -441,7 +441,7 @@ def ethanol():
 # --- variable length ----------------------------------------------------------------------------
 
 def pad_sequences(sequences, value=0.0):
-    """Pad sequences of different lengths to one array, with a mask of the real positions.
+    """Pad sequences of different lengths to one array, with which positions are real.
 
     Parameters
     ----------
@@ -452,10 +452,12 @@ def pad_sequences(sequences, value=0.0):
 
     Returns
     -------
-    padded : (B, d, N_max) ndarray
-        padded[b, :, :N_b] is sequence b; the rest is ``value``.
-    mask : (B, N_max) bool ndarray
-        mask[b, i] is True where position i of sequence b is real.
+    padded : (B, d, N) ndarray
+        N is the longest N_b; padded[b, :, :N_b] is sequence b, the rest is ``value``.
+    is_real : (B, N) bool ndarray
+        is_real[b, i] is True where position i of sequence b is real. Not a mask in the
+        sense of attention masks, which are (N_k, N_q): ``key_padding_mask(is_real[b])`` is
+        sequence b's.
     """
     sequences = list(sequences)
     if not sequences:
@@ -469,11 +471,11 @@ def pad_sequences(sequences, value=0.0):
             raise ValueError(f"sequences[{b}] has shape {s.shape}: every sequence needs N > 0")
     n_max = max(s.shape[1] for s in arrays)
     padded = np.full((len(arrays), d, n_max), float(value))
-    mask = np.zeros((len(arrays), n_max), dtype=bool)
+    is_real = np.zeros((len(arrays), n_max), dtype=bool)
     for b, s in enumerate(arrays):
         padded[b, :, : s.shape[1]] = s
-        mask[b, : s.shape[1]] = True
-    return padded, mask
+        is_real[b, : s.shape[1]] = True
+    return padded, is_real
 
 
 def padding_fraction(lengths):

@@ -288,3 +288,17 @@ def test_import_attn_needs_only_numpy():
     code = "import sys, attn; bad = {'matplotlib', 'torch', 'scipy'} & set(sys.modules); print(sorted(bad))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
+
+
+def test_import_attn_binds_exactly_its_public_surface():
+    """Every name of __all__ exists; the public submodules bound are the ones __all__ lists, no others (in a fresh
+    interpreter: a test that imported attn.plot earlier would have bound it here)."""
+    import subprocess
+    import sys
+
+    code = ("import types, attn; print(all(hasattr(attn, n) for n in attn.__all__)); "
+            "print(sorted(n for n, v in vars(attn).items() if isinstance(v, types.ModuleType) and n[0] != '_')); "
+            "print(sorted(n for n in attn.__all__ if isinstance(getattr(attn, n), types.ModuleType)))")
+    every, bound, listed = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                                          check=True).stdout.splitlines()
+    assert every == "True" and bound == listed and "'plot'" not in bound and "'diagrams'" not in bound, (bound, listed)

@@ -120,11 +120,11 @@ def test_learned_table_shape_scale_and_seed():
 
 
 @pytest.mark.parametrize("kwargs, message", [
-    ({"d": 0, "N_max": 3}, "d must be an integer >= 1, got 0"),
-    ({"d": 4, "N_max": 0}, "N_max must be an integer >= 1, got 0"),
-    ({"d": 4, "N_max": 3, "std": 0.0}, "std must be a positive number, got 0.0"),
-    ({"d": 4, "N_max": 3, "std": "big"}, "std must be a positive number, got 'big'"),
-    ({"d": 4, "N_max": 3, "std": np.inf}, "std must be a positive number, got inf"),
+    ({"d": 0, "n_positions": 3}, "d must be an integer >= 1, got 0"),
+    ({"d": 4, "n_positions": 0}, "n_positions must be an integer >= 1, got 0"),
+    ({"d": 4, "n_positions": 3, "std": 0.0}, "std must be a positive number, got 0.0"),
+    ({"d": 4, "n_positions": 3, "std": "big"}, "std must be a positive number, got 'big'"),
+    ({"d": 4, "n_positions": 3, "std": np.inf}, "std must be a positive number, got inf"),
 ])
 def test_learned_table_rejects_bad_arguments(kwargs, message):
     with pytest.raises(ValueError, match=message):
