@@ -132,6 +132,35 @@ def check_count(name, value, minimum):
     return int(value)
 
 
+def check_qkv(Q, K, V):
+    """Check queries, keys and values in column form, ``(..., d_k, N_q)``, ``(..., d_k, N_k)``, ``(..., d_v, N_k)``.
+
+    Leading axes (heads, say) must agree. Returns Q, K and V as float arrays; their common dtype is
+    ``np.result_type(Q, K, V)``.
+    """
+    Q, K, V = as_array("Q", Q), as_array("K", K), as_array("V", V)
+    for name, x in (("Q", Q), ("K", K), ("V", V)):
+        if x.ndim < 2:
+            raise ValueError(f"{name} must have at least 2 axes (d, N) in column form, got shape {x.shape}")
+        if 0 in x.shape:
+            raise ValueError(f"{name} has shape {x.shape}: every axis needs at least one entry (N > 0)")
+    if not Q.shape[:-2] == K.shape[:-2] == V.shape[:-2]:
+        raise ValueError(
+            f"Q, K, V must share their leading (head) axes, got shapes Q {Q.shape}, K {K.shape}, V {V.shape}"
+        )
+    if Q.shape[-2] != K.shape[-2]:
+        raise ValueError(
+            f"Q has shape {Q.shape} and K has shape {K.shape}: queries and keys need the same size d_k "
+            f"({Q.shape[-2]} != {K.shape[-2]})"
+        )
+    if K.shape[-1] != V.shape[-1]:
+        raise ValueError(
+            f"K has shape {K.shape} and V has shape {V.shape}: every key needs a value, so both need "
+            f"the same number of columns N_k ({K.shape[-1]} != {V.shape[-1]})"
+        )
+    return Q, K, V
+
+
 def check_choice(name, value, options):
     """Return ``value``, or raise ValueError if it is not one of ``options``."""
     if value not in options:

@@ -26,7 +26,7 @@ from collections import deque
 
 import numpy as np
 
-from ._checks import as_array, check_count, check_positive_length, check_sequence
+from ._checks import as_array, check_count, check_qkv, check_sequence
 from . import applications
 from .core import self_attention
 
@@ -522,15 +522,11 @@ def elu_feature_map(x):
     return np.where(x > 0, x + 1.0, np.exp(np.minimum(x, 0.0)))
 
 
-def _check_qkv(Q, K, V):
-    Q = as_array("Q", Q, ndim=2)
-    K = as_array("K", K, ndim=2)
-    V = as_array("V", V, ndim=2)
-    check_positive_length("Q", Q, axis=1)
-    if Q.shape != K.shape:
+def _check_self_attention_qkv(Q, K, V):
+    """Q, K (d_k, N) and V (d_v, N): one sequence attending to itself, every query a key."""
+    Q, K, V = check_qkv(Q, K, V)
+    if Q.ndim != 2 or Q.shape != K.shape:
         raise ValueError(f"Q has shape {Q.shape} and K has shape {K.shape}: self-attention needs both (d_k, N)")
-    if V.shape[1] != K.shape[1]:
-        raise ValueError(f"V has shape {V.shape} but K has shape {K.shape}: one value per key, N = {K.shape[1]}")
     return Q, K, V
 
 
@@ -559,7 +555,7 @@ def linear_attention(Q, K, V, *, causal=False):
     All N columns are computed at once, as in training. :func:`linear_attention_recurrent` gives
     the causal version's same outputs one step at a time.
     """
-    Q, K, V = _check_qkv(Q, K, V)
+    Q, K, V = _check_self_attention_qkv(Q, K, V)
     A = elu_feature_map(K).T @ elu_feature_map(Q)  # (N, d_k) x (d_k, N) -> (N, N), all entries > 0
     if causal:
         j, i = np.indices(A.shape)
@@ -628,7 +624,7 @@ def linear_attention_recurrent(Q, K, V):
     S_i = S_{i-1} + v^i phi(k^i)^T, z_i = z_{i-1} + phi(k^i), b^i = S_i phi(q^i) / (z_i . phi(q^i))
     (Katharopoulos et al. 2020, in column notation).
     """
-    Q, K, V = _check_qkv(Q, K, V)
+    Q, K, V = _check_self_attention_qkv(Q, K, V)
     dtype = np.result_type(Q, K, V)
     S, z = np.zeros((V.shape[0], K.shape[0]), dtype), np.zeros(K.shape[0], dtype)
     O = np.empty((V.shape[0], Q.shape[1]), dtype)

@@ -243,8 +243,9 @@ def test_linear_attention_step_matches_recurrence():
 
 
 @pytest.mark.parametrize("call, message", [
-    (lambda: cp.linear_attention(np.ones((3, 4)), np.ones((2, 4)), np.ones((2, 4))), "both \\(d_k, N\\)"),
-    (lambda: cp.linear_attention(np.ones((3, 4)), np.ones((3, 4)), np.ones((2, 5))), "one value per key"),
+    (lambda: cp.linear_attention(np.ones((3, 4)), np.ones((2, 4)), np.ones((2, 4))), "the same size d_k"),
+    (lambda: cp.linear_attention(np.ones((3, 4)), np.ones((3, 5)), np.ones((2, 5))), "both \\(d_k, N\\)"),
+    (lambda: cp.linear_attention(np.ones((3, 4)), np.ones((3, 4)), np.ones((2, 5))), "every key needs a value"),
     (lambda: cp.linear_attention_recurrent(np.ones((3, 0)), np.ones((3, 0)), np.ones((2, 0))), "N > 0"),
     (lambda: cp.linear_attention_step(np.ones((2, 3)), np.ones(3), np.ones(3), np.ones(2), np.ones(2)),
      "z, q and k must be \\(3,\\)"),
