@@ -11,19 +11,13 @@ Skips when chromium (which prints it) or the PDF is missing; in CI, which builds
 import html
 import json
 import re
-import shutil
-import sys
 import unicodedata
-from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "tools"))
-import print_pdf  # noqa: E402
+import print_pdf
+from book_site import ROOT, SITE, edition_pdf, find_chromium
 
-PDF = ROOT / "_build" / "pdf" / print_pdf.PDF_NAME
-SITE = ROOT / "_build" / "html"
 EDITIONS = ["en", *(print_pdf.editions(SITE) if SITE.is_dir() else {})]
 # TeX that must have been typeset: the delimiters and the commands the book's formulas use.
 RAW_TEX = re.compile(r"\$\$|\\\(|\\\)|\\\[|\\\]|\\(frac|begin|end|mathrm|mathbf|top|sum|sqrt|alpha|cdots|operatorname)\b")
@@ -69,9 +63,9 @@ def edition(request):
 
 @pytest.fixture(scope="module")
 def pdf(edition):
-    if not shutil.which("chromium"):
+    if not find_chromium():
         pytest.skip("chromium is not installed, so the book cannot be printed (apt-get install chromium fonts-noto-cjk)")
-    path = PDF if edition == "en" else print_pdf.edition_pdf(PDF, edition)
+    path = edition_pdf(edition)
     if not path.exists():
         pytest.skip(f"{path.relative_to(ROOT)} is missing: run `make pdf`")
     pypdf = pytest.importorskip("pypdf", reason="pypdf (the `test` extra) reads the PDF back")
