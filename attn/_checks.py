@@ -161,6 +161,25 @@ def check_qkv(Q, K, V):
     return Q, K, V
 
 
+def check_positive_number(name, value):
+    """Return ``value`` as a float, or raise ValueError if it is not a finite number > 0."""
+    try:
+        value = float(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be a positive number, got {value!r}") from None
+    if not np.isfinite(value) or value <= 0:
+        raise ValueError(f"{name} must be a positive number, got {value!r}")
+    return value
+
+
+def check_kernel_size(kernel_size):
+    """Return ``kernel_size`` as an int, or raise ValueError if it is not an odd integer >= 1."""
+    k = check_count("kernel_size", kernel_size, 1)
+    if k % 2 == 0:
+        raise ValueError(f"kernel_size must be odd (a centre pixel and r pixels on each side), got {k}")
+    return k
+
+
 def check_choice(name, value, options):
     """Return ``value``, or raise ValueError if it is not one of ``options``."""
     if value not in options:

@@ -13,7 +13,8 @@ p + 1 in the text.
 
 import numpy as np
 
-from ._checks import as_array, check_count, check_positive_length, check_scale, check_sequence, check_single_head
+from ._checks import (as_array, check_count, check_positive_length, check_positive_number, check_scale,
+                      check_sequence, check_single_head)
 from .core import softmax
 
 
@@ -159,12 +160,7 @@ def learned_table(d, n_positions, *, seed=0, std=0.02):
     """
     d = check_count("d", d, 1)
     n_positions = check_count("n_positions", n_positions, 1)
-    try:
-        std = float(std)
-    except (TypeError, ValueError):
-        raise ValueError(f"std must be a positive number, got {std!r}") from None
-    if not np.isfinite(std) or std <= 0:
-        raise ValueError(f"std must be a positive number, got {std!r}")
+    std = check_positive_number("std", std)
     return std * np.random.default_rng(seed).normal(size=(d, n_positions))
 
 
