@@ -1,10 +1,10 @@
-"""The printed book, _build/pdf/self-attention-column-by-column.pdf (`make pdf`, tools/print_pdf.py).
+"""The printed book, _build/pdf/<book_site.PDF_NAME> (`make pdf`, tools/print_pdf.py).
 
 Read back with pypdf: it holds every page of _toc.yml (each title as a heading in the PDF's outline, so printed as a
 heading, not only listed in the contents), the references the site lists, no TeX that MathJax left unconverted,
 every Chinese term of the glossary, fonts that are all embedded, and a page count in proportion to the book.
-Each Chinese edition built into the site (_build/html/zh_TW, ...) is printed too, as
-self-attention-column-by-column.zh_TW.pdf, and checked the same way (its titles are read from its own pages).
+Each Chinese edition built into the site (_build/html/zh_TW, ...) is printed too, beside it (book_site.edition_pdf),
+and checked the same way (its titles are read from its own pages).
 Skips when chromium (which prints it) or the PDF is missing; in CI, which builds it, a skip is a failure.
 """
 

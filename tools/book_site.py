@@ -71,3 +71,11 @@ def off_site(base_url):
     """A pattern matching every URL that is not under ``base_url`` (data: and blob: URLs are on site): route
     it to a failure, and the browser stays offline."""
     return re.compile(f"^(?!{re.escape(base_url)}|data:|blob:)")
+
+
+if __name__ == "__main__":  # `python tools/book_site.py translations`: the Makefile's list of editions to build
+    import sys
+
+    if sys.argv[1:] != ["translations"]:
+        raise SystemExit("usage: python tools/book_site.py translations")
+    print(" ".join(TRANSLATIONS))
