@@ -20,16 +20,14 @@ lecture's two-step projection, and the two-part toy sentence of chapter 5.
 
 import numpy as np
 
-from ._checks import as_array, check_mask, check_positive_length, check_projection, check_scale
+from ._checks import as_array, check_count, check_mask, check_positive_length, check_projection, check_scale
 from .core import softmax
 
 SPLITS = ("blocks", "interleaved")
 
 
 def _check_h(h):
-    if isinstance(h, bool) or not isinstance(h, (int, np.integer)) or h < 1:
-        raise ValueError(f"h (the number of heads) must be an integer >= 1, got {h!r}")
-    return int(h)
+    return check_count("h (the number of heads)", h, 1)
 
 
 def _check_divisible(name, X, h):
@@ -290,12 +288,12 @@ def parameter_count(d, h, d_k=None, d_v=None, d_out=None, *, bias=False):
     W_q, W_k: h*d_k*d each; W_v: h*d_v*d; W_o: d_out*h*d_v. With d_k = d_v = d/h and
     d_out = d the total is 4 d^2 whatever h is.
     """
-    d, h = _check_size("d", d), _check_h(h)
+    d, h = check_count("d", d, 1), _check_h(h)
     if (d_k is None or d_v is None) and d % h != 0:
         raise ValueError(f"h = {h} does not divide d = {d}: give d_k and d_v explicitly")
-    d_k = d // h if d_k is None else _check_size("d_k", d_k)
-    d_v = d // h if d_v is None else _check_size("d_v", d_v)
-    d_out = d if d_out is None else _check_size("d_out", d_out)
+    d_k = d // h if d_k is None else check_count("d_k", d_k, 1)
+    d_v = d // h if d_v is None else check_count("d_v", d_v, 1)
+    d_out = d if d_out is None else check_count("d_out", d_out, 1)
     extra = 1 if bias else 0
     counts = {
         "W_q": h * d_k * (d + extra),
@@ -307,15 +305,7 @@ def parameter_count(d, h, d_k=None, d_v=None, d_out=None, *, bias=False):
     return counts
 
 
-def _check_size(name, value):
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
-        raise ValueError(f"{name} must be an integer >= 1, got {value!r}")
-    return int(value)
-
-
 TOY_WORDS = ("cat", "purrs", "sun", "shines", "rain", "falls")
-TOY_TOPICS = ("animal", "sky", "weather")
-TOY_ROLES = ("noun", "verb")
 
 
 def two_part_inputs():

@@ -17,7 +17,7 @@ Only numpy is needed.
 
 import numpy as np
 
-from ._checks import as_array, check_scale
+from ._checks import as_array, check_count, check_scale
 from .core import softmax
 
 
@@ -103,9 +103,5 @@ def count_parameters(d, d_k, d_v):
     >>> count_parameters(4, 2, 3)
     28
     """
-    values = {}
-    for name, value in (("d", d), ("d_k", d_k), ("d_v", d_v)):
-        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
-            raise ValueError(f"{name} must be an integer >= 1, got {value!r}")
-        values[name] = int(value)
-    return 2 * values["d_k"] * values["d"] + values["d_v"] * values["d"]
+    d, d_k, d_v = check_count("d", d, 1), check_count("d_k", d_k, 1), check_count("d_v", d_v, 1)
+    return 2 * d_k * d + d_v * d

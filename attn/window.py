@@ -46,7 +46,7 @@ def per_vector_fc(I, W, c=None):
     W = as_array("W", W, ndim=2)
     if W.shape[1] != I.shape[0]:
         raise ValueError(f"W has shape {W.shape} but I has shape {I.shape}: W needs {I.shape[0]} columns")
-    c = np.zeros(W.shape[0]) if c is None else as_array("c", c, ndim=1)
+    c = np.zeros(W.shape[0], np.result_type(I, W)) if c is None else as_array("c", c, ndim=1)
     if c.shape[0] != W.shape[0]:
         raise ValueError(f"c has shape {c.shape} but W has shape {W.shape}: c needs {W.shape[0]} entries")
     return W @ I + c[:, None]  # (d_out, d) x (d, N) -> (d_out, N)
@@ -79,7 +79,7 @@ def window_features(I, k):
     I = check_sequence(I)
     k = check_count("k", k, 0)
     d, N = I.shape
-    padded = np.concatenate([np.zeros((d, k)), I, np.zeros((d, k))], axis=1)  # (d, N + 2k)
+    padded = np.concatenate([np.zeros((d, k), I.dtype), I, np.zeros((d, k), I.dtype)], axis=1)  # (d, N + 2k)
     return np.concatenate([padded[:, m : m + N] for m in range(2 * k + 1)], axis=0)
 
 

@@ -1,4 +1,5 @@
-"""Tests for attn.tagging_data and attn.train: the toy task, every hand-written gradient, training."""
+"""Tests for attn.tagging_data, attn.backprop, attn.taggers and attn.train: the toy task, every hand-written
+gradient, the taggers, training."""
 
 import numpy as np
 import pytest
@@ -6,6 +7,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import attn
+from attn import backprop as B
+from attn import taggers as M
 from attn import tagging_data as D
 from attn import train as T
 
@@ -76,12 +79,12 @@ def test_attention_forward_is_the_lectures_self_attention():
     rng = np.random.default_rng(0)
     I = rng.normal(size=(2, 4, 7))
     W_q, W_k, W_v = rng.normal(size=(3, 4)), rng.normal(size=(3, 4)), rng.normal(size=(5, 4))
-    O, A_prime, _ = T.attention_forward(I, W_q, W_k, W_v, scale=1 / np.sqrt(3))
+    O, A_prime, _ = B.attention_forward(I, W_q, W_k, W_v, scale=1 / np.sqrt(3))
     for b in range(2):
         O_ref, A_ref = attn.self_attention(I[b], W_q, W_k, W_v, scale=1 / np.sqrt(3))
         np.testing.assert_allclose(O[b], O_ref, rtol=1e-12)
         np.testing.assert_allclose(A_prime[b], A_ref, rtol=1e-12)
-    np.testing.assert_allclose(T.softmax_columns(I[0]), attn.softmax(I[0], axis=0), rtol=1e-12)
+    np.testing.assert_allclose(B.softmax_columns(I[0]), attn.softmax(I[0], axis=0), rtol=1e-12)
 
 
 @settings(max_examples=25, deadline=None)
@@ -96,12 +99,12 @@ def test_softmax_backward_matches_finite_differences(seed, N):
         up[idx] += eps
         down[idx] -= eps
         numeric[idx] = np.sum(dA_prime * (attn.softmax(up) - attn.softmax(down))) / (2 * eps)
-    np.testing.assert_allclose(T.softmax_columns_backward(attn.softmax(A), dA_prime), numeric, atol=1e-8)
+    np.testing.assert_allclose(B.softmax_columns_backward(attn.softmax(A), dA_prime), numeric, atol=1e-8)
 
 
 def test_cross_entropy_gradient_and_value():
     logits = np.array([[0.0, 2.0], [np.log(3.0), 0.0]])
-    loss, d = T.cross_entropy(logits, np.array([1, 0]))
+    loss, d = B.cross_entropy(logits, np.array([1, 0]))
     p0 = 3.0 / 4.0
     p1 = np.exp(2.0) / (np.exp(2.0) + 1.0)
     assert loss == pytest.approx(-(np.log(p0) + np.log(p1)) / 2)
@@ -109,9 +112,9 @@ def test_cross_entropy_gradient_and_value():
 
 
 @pytest.mark.parametrize("init, loss_and_grads", [
-    (T.init_window_model, T.window_loss_and_grads),
-    (T.init_attention_model, T.attention_loss_and_grads),
-    (lambda seed, **kw: T.init_attention_model(seed, n_positions=8, **kw), T.attention_loss_and_grads),
+    (M.init_window_model, M.window_loss_and_grads),
+    (M.init_attention_model, M.attention_loss_and_grads),
+    (lambda seed, **kw: M.init_attention_model(seed, n_positions=8, **kw), M.attention_loss_and_grads),
 ], ids=["window", "attention", "attention+position"])
 def test_gradient_check_passes(init, loss_and_grads):
     params = init(1, d=3, hidden=4)
@@ -120,32 +123,32 @@ def test_gradient_check_passes(init, loss_and_grads):
 
 def test_gradient_check_passes_at_the_chapters_start():
     """W_q and W_k start small (qk_init=0.1): the check must hold there too, positions included."""
-    params = T.init_attention_model(4, d=4, d_k=4, hidden=5, n_positions=6)
+    params = M.init_attention_model(4, d=4, d_k=4, hidden=5, n_positions=6)
     tokens, tags = D.length_batches(D.make_order_sentences(3, seed=1, min_len=6, max_len=6), 3)[0]
-    assert T.gradient_check(T.attention_loss_and_grads, params, tokens, tags) <= 1e-6
+    assert T.gradient_check(M.attention_loss_and_grads, params, tokens, tags) <= 1e-6
 
 
 def test_gradient_check_catches_a_wrong_gradient():
     def broken(params, tokens, tags):
-        loss, grads = T.attention_loss_and_grads(params, tokens, tags)
+        loss, grads = M.attention_loss_and_grads(params, tokens, tags)
         grads["W_k"] = grads["W_k"].T  # a typical slip: square matrix, wrong orientation
         return loss, grads
 
-    params = T.init_attention_model(2, d=3, d_k=3, hidden=4)
+    params = M.init_attention_model(2, d=3, d_k=3, hidden=4)
     assert T.gradient_check(broken, params, *small_batch()) > 0.1
 
 
 def test_window_sees_its_neighbours_and_pads():
-    win = T.window_tokens(np.array([[5, 6, 7]]), 1)
+    win = M.window_tokens(np.array([[5, 6, 7]]), 1)
     np.testing.assert_array_equal(win[:, 0], [[D.PAD_ID, 5, 6], [5, 6, 7], [6, 7, D.PAD_ID]])
 
 
 def test_window_model_ignores_words_outside_its_window():
-    params = T.init_window_model(0, half_width=1)
+    params = M.init_window_model(0, half_width=1)
     a = D.encode(["yesterday", "the", "dog", "saw", "a", "red", "tree", "book"])
     b = a.copy()
     b[0] = D.WORD_ID["sold"]  # change a word 3 away from "saw" at position 3
-    assert T.window_predict(params, a)[3] == T.window_predict(params, b)[3]
+    assert M.window_predict(params, a)[3] == M.window_predict(params, b)[3]
 
 
 def test_adam_moves_against_the_gradient():
@@ -157,27 +160,61 @@ def test_adam_moves_against_the_gradient():
 
 def test_short_training_lowers_the_loss_and_is_deterministic():
     sentences = D.make_sentences(120, seed=7)
-    runs = [T.train(T.attention_loss_and_grads, T.init_attention_model(0), sentences, epochs=3, seed=1)
+    batches = D.length_batches(sentences, 16)
+    runs = [T.train(M.attention_loss_and_grads, M.init_attention_model(0), batches, epochs=3, seed=1)
             for _ in range(2)]
     loss = runs[0][1]["loss"]
     assert loss[-1] < 0.7 * loss[0]
     assert runs[0][1]["loss"] == runs[1][1]["loss"]
 
 
-def test_flat_adam_in_train_is_adam_step():
-    """train() updates all parameters as one vector; it must take the same steps as adam_step."""
-    sentences = D.make_sentences(40, seed=9, min_len=8, max_len=8)
-    params = T.init_attention_model(3, d=4, d_k=4, hidden=5)
-    trained, _ = T.train(T.attention_loss_and_grads, params, sentences, epochs=1, batch_size=8, seed=2,
-                         lr_factors={"W_q": 0.3, "W_k": 0.3})
-    batches = D.length_batches(sentences, 8)
-    state, by_hand = {}, params
-    for k in np.random.default_rng(2).permutation(len(batches)):
-        _, grads = T.attention_loss_and_grads(by_hand, *batches[k])
-        by_hand = T.adam_step(by_hand, grads, state, lr=0.01, lr_factors={"W_q": 0.3, "W_k": 0.3})
-    for name in params:
-        np.testing.assert_allclose(trained[name], by_hand[name], rtol=1e-10, atol=1e-12)
-    assert not np.allclose(trained["W_q"], params["W_q"])  # the initial dict is left alone, training moved it
+def test_every_predict_returns_tags_and_attention_weights_come_from_their_own_function():
+    tokens = D.encode(["yesterday", "the", "dog", "saw", "a", "red", "fly"])
+    params = M.init_attention_model(5, qk_init=1.0)
+    for predict, p in ((M.window_predict, M.init_window_model(5)), (M.attention_predict, params)):
+        tags = predict(p, tokens)
+        assert isinstance(tags, np.ndarray) and tags.shape == tokens.shape and tags.dtype.kind == "i"
+        batch = predict(p, np.stack([tokens, tokens[::-1]]))
+        np.testing.assert_array_equal(batch[0], tags)
+    A_prime = M.attention_weights(params, tokens)
+    scale = 1 / np.sqrt(params["W_q"].shape[0])
+    _, expected = attn.self_attention(params["E"][:, tokens], params["W_q"], params["W_k"], params["W_v"],
+                                      scale=scale)
+    np.testing.assert_allclose(A_prime, expected, rtol=1e-12)
+    assert M.attention_weights(params, tokens[None]).shape == (1, 7, 7)
+
+
+def test_the_loop_trains_a_sequence_classifier_too():
+    """train, adam_step and gradient_check take any (loss_and_grads, predict): here N frames -> one label."""
+    rng = np.random.default_rng(0)
+
+    def make(n):  # label 1: the frames' mean leans along (1, -1); sequences of 3 or 5 frames
+        batches = []
+        for N in (3, 5):
+            y = rng.integers(0, 2, n)
+            X = rng.normal(size=(n, 2, N)) + (2 * y - 1)[:, None, None] * np.array([1.0, -1.0])[None, :, None]
+            batches.append((X, y))
+        return batches
+
+    def loss_and_grads(params, X, y):  # mean pooling over frames, then a linear layer, then cross entropy
+        pooled = X.mean(axis=2).T  # (2, B)
+        loss, dlogits = B.cross_entropy(params["W"] @ pooled + params["b"][:, None], y)
+        return loss, {"W": dlogits @ pooled.T, "b": dlogits.sum(axis=1)}
+
+    def predict(params, X):
+        return (params["W"] @ X.mean(axis=2).T + params["b"][:, None]).argmax(axis=0)
+
+    params = {"W": np.zeros((2, 2)), "b": np.zeros(2)}
+    assert T.gradient_check(loss_and_grads, {"W": rng.normal(size=(2, 2)), "b": rng.normal(size=2)},
+                            *make(4)[0]) <= 1e-6
+    validation = make(50)
+    trained, history = T.train(loss_and_grads, params, make(32), epochs=5, lr=0.1, predict=predict,
+                               validation=validation)
+    zeros = sum(int(np.sum(y == 0)) for _, y in validation)
+    assert history["validation"][0] == zeros / 100  # all-zero weights tie, and argmax picks label 0 every time
+    assert len(history["validation"]) == 6 and history["validation"][-1] > 0.9
+    assert history["loss"][-1] < history["loss"][0]
+    np.testing.assert_array_equal(params["W"], 0.0)  # the initial parameters are left alone
 
 
 def test_accuracy_counts_tokens_and_ambiguous_words():
@@ -255,10 +292,10 @@ def test_train_tagger_history_and_its_validation_split():
     train_set, test_set = D.make_sentences(60, seed=11), D.make_sentences(20, seed=12)
     params, history = T.train_tagger("window", 0, train_set=train_set, test_set=test_set, epochs=2)
     assert len(history["loss"]) == 2 and len(history["validation"]) == 3 and len(history["accuracy"]) == 1
-    assert history["accuracy"][-1] == T.accuracy(T.window_predict, params, test_set)[0]
+    assert history["accuracy"][-1] == T.accuracy(M.window_predict, params, test_set)[0]
     fit, val = T.split_validation(train_set, 0.2)
     assert len(fit) == 48 and len(val) == 12
-    assert history["validation"][-1] == T.accuracy(T.window_predict, params, val)[0]
+    assert history["validation"][-1] == T.accuracy(M.window_predict, params, val)[0]
     positional, _ = T.train_tagger("attention+position", 0, task="order", epochs=1)
     assert positional["P"].shape == (16, 8)
 
@@ -269,24 +306,34 @@ def test_train_tagger_history_and_its_validation_split():
     (lambda: T.train_tagger("window", 0, learning_rate=0.1), "unknown settings \\['learning_rate'\\]"),
     (lambda: T.default_data("pos"), "task must be one of"),
     (lambda: T.split_validation(D.make_sentences(4, seed=0), 1.0), "validation_share must be in"),
-    (lambda: T.train(T.window_loss_and_grads, T.init_window_model(0), D.make_sentences(4, seed=0), lr=0),
+    (lambda: T.train(M.window_loss_and_grads, M.init_window_model(0), [small_batch()], lr=0),
      "lr must be positive"),
-    (lambda: T.attention_predict(T.init_attention_model(0, n_positions=3), D.encode(["I", "saw", "a", "saw"])),
+    (lambda: T.train(M.window_loss_and_grads, M.init_window_model(0), []), "batches is empty"),
+    (lambda: M.attention_predict(M.init_attention_model(0, n_positions=3), D.encode(["I", "saw", "a", "saw"])),
      "longer than the 3 positions"),
+    (lambda: M.attention_weights(M.init_window_model(0), D.encode(["I", "saw"])), "missing \\['W_q', 'W_k', 'W_v'\\]"),
+    (lambda: M.window_predict({**M.init_window_model(0), "P": np.zeros((8, 3))}, D.encode(["I", "saw"])),
+     "missing \\[\\], unexpected \\['P'\\]"),
+    (lambda: T.train_tagger("attention+position", 0, task="order", train_set=D.make_order_sentences(20, seed=0,
+                            max_len=5), test_set=D.make_order_sentences(5, seed=1, min_len=7)),
+     "a test sentence has [78] words, but the longest training sentence has 5"),
+    (lambda: T.train_tagger("window", 0, train_set=[(np.arange(4), np.zeros(3, int))] * 10),
+     "training sentence 0 has \\(4,\\) tokens but \\(3,\\) tags"),
     (lambda: D.order_tags(D.encode(["saw", "I"])), "must follow a determiner or a pronoun"),
     (lambda: D.order_tags(D.encode(["I", "saw", "yesterday"])), "no cue words"),
     (lambda: D.make_order_sentences(2, seed=0, min_len=2), "min_len must be an integer >= 3"),
     (lambda: D.window_ceiling_band(D.make_sentences(2, seed=0), 2, coverage=1.0), "coverage must be in"),
-    (lambda: T.attention_loss_and_grads(T.init_window_model(0), *small_batch()), "params lacks"),
-    (lambda: T.window_loss_and_grads(T.init_window_model(0), np.zeros((2, 3), int), np.zeros((2, 4), int)),
+    (lambda: M.attention_loss_and_grads(M.init_window_model(0), *small_batch()),
+     "missing \\['W_q', 'W_k', 'W_v'\\], unexpected \\[\\]"),
+    (lambda: M.window_loss_and_grads(M.init_window_model(0), np.zeros((2, 3), int), np.zeros((2, 4), int)),
      "shape \\(B, N\\), got \\(2, 3\\) and \\(2, 4\\)"),
-    (lambda: T.attention_forward(np.zeros((4, 5)), np.eye(4), np.eye(4), np.eye(4)), "shape \\(B, d, N\\)"),
-    (lambda: T.attention_forward(np.zeros((1, 4, 5)), np.eye(3), np.eye(4), np.eye(4)), "W_q has shape \\(3, 3\\)"),
-    (lambda: T.cross_entropy(np.zeros((3, 2)), np.array([0, 3])), "tags must lie in 0..2"),
-    (lambda: T.softmax_columns_backward(np.eye(2), np.eye(3)), "must be equal shapes"),
+    (lambda: B.attention_forward(np.zeros((4, 5)), np.eye(4), np.eye(4), np.eye(4)), "shape \\(B, d, N\\)"),
+    (lambda: B.attention_forward(np.zeros((1, 4, 5)), np.eye(3), np.eye(4), np.eye(4)), "W_q has shape \\(3, 3\\)"),
+    (lambda: B.cross_entropy(np.zeros((3, 2)), np.array([0, 3])), "tags must lie in 0..2"),
+    (lambda: B.softmax_columns_backward(np.eye(2), np.eye(3)), "must be equal shapes"),
     (lambda: T.adam_step({"w": np.zeros(2)}, {"w": np.zeros(3)}, {}), "grads\\['w'\\] has shape \\(3,\\)"),
-    (lambda: T.init_attention_model(0, d=0), "d must be an integer >= 1"),
-    (lambda: T.gradient_check(T.window_loss_and_grads, T.init_window_model(0), *small_batch(), eps=0),
+    (lambda: M.init_attention_model(0, d=0), "d must be an integer >= 1"),
+    (lambda: T.gradient_check(M.window_loss_and_grads, M.init_window_model(0), *small_batch(), eps=0),
      "eps must be positive"),
 ])
 def test_train_input_errors(call, message):
