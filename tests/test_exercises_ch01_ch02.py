@@ -38,6 +38,22 @@ def test_horse_reference_passes():
     assert "Right" in ch01.check_horse_embedding([0.1, 0.93, 0.0, 0.4])
 
 
+@pytest.mark.parametrize("vector", [[0.1, 0.93, 0.0, 0.4], [0.0, 1.0, 0.0, 0.3], [0.05, 0.9, 0.1, 0.45]])
+def test_horse_message_bound_holds(vector):
+    """The success message's "cosine c or more" is a true lower bound: c is rounded down, never up."""
+    message = ch01.check_horse_embedding(vector)
+    bound = float(message.split("cosine ")[1].split(" or more")[0])
+    v = np.asarray(vector, dtype=float)
+    sims = inputs.cosine_similarity(v[:, None], inputs.embed(("dog", "rabbit", "cat")))[0]
+    assert sims.min() >= bound > sims.min() - 1e-3
+
+
+def test_horse_solution_message():
+    # the smallest cosine is 0.99479: printed with 3 digits rounded, "0.995 or more" would be false
+    assert ch01.check_horse_embedding([0.1, 0.93, 0.0, 0.4]) == (
+        "Right: horse sits with the animals (cosine 0.994 or more with dog, rabbit, cat).")
+
+
 @pytest.mark.parametrize(
     "wrong, hint",
     [
@@ -58,6 +74,31 @@ def test_padding_reference_passes():
     lengths = [inputs.frame_count(960000)] + [inputs.frame_count(16000)] * 9
     assert "Right" in ch01.check_padding_cost(inputs.padding_fraction(lengths))
     assert "Right" in ch01.check_padding_cost(0.8853)
+    assert "Right" in ch01.check_padding_cost(0.88530)
+
+
+@pytest.mark.parametrize("long, short, hint", [
+    (6000, 100, "counts 100 frames a second, 6000 and 100 frames"),  # 100 frames a second: 0.8850
+    (5997, 97, "with 97 frames in each one-second utterance"),       # one frame short each: 0.8854
+    (5999, 99, "with 99 frames in each one-second utterance"),       # one frame too many each: 0.8851
+    (5998, 99, "with 99 frames in each one-second utterance"),
+    (6000, 96, "with 96 frames in each one-second utterance"),
+])
+@pytest.mark.parametrize("digits", [None, 4])
+def test_padding_miscounted_frames_fail(long, short, hint, digits):
+    """Frame counts off by one, or 100 a second, miss by 1.5e-4 or more: refused, unrounded or to 4 digits."""
+    fraction = inputs.padding_fraction([long] + [short] * 9)
+    if digits:
+        fraction = round(fraction, digits)
+    with pytest.raises(AssertionError, match=hint):
+        ch01.check_padding_cost(fraction)
+
+
+@pytest.mark.parametrize("wrong", [0.8849, 0.8852, 0.8854, 0.885, 0.88531, 0.88528])
+def test_padding_tolerance_is_tight(wrong):
+    """The answer is 0.885295...: 4 digits (0.8853) pass, a neighbouring 4-digit value or a 5-digit miss does not."""
+    with pytest.raises(AssertionError):
+        ch01.check_padding_cost(wrong)
 
 
 @pytest.mark.parametrize("wrong, hint", [
@@ -82,8 +123,14 @@ def test_window_features_reference_passes():
     assert "Right" in ch02.check_window_features(stack)
 
 
+def _stack_zero_padded(I, k):
+    d, N = I.shape
+    padded = np.concatenate([np.zeros((d, k)), I, np.zeros((d, k))], axis=1)
+    return np.concatenate([padded[:, m : m + N] for m in range(2 * k + 1)], axis=0)
+
+
 def _reversed_blocks(I, k):
-    return window.window_features(I[:, ::-1], k)[:, ::-1]
+    return _stack_zero_padded(I[:, ::-1], k)[:, ::-1]
 
 
 def _no_padding_wraps(I, k):
@@ -97,7 +144,7 @@ def _edge_padding(I, k):
 
 def _interleaved(I, k):  # rows ordered (feature, offset) instead of (offset, feature)
     d, N = I.shape
-    return window.window_features(I, k).reshape(2 * k + 1, d, N).transpose(1, 0, 2).reshape(-1, N)
+    return _stack_zero_padded(I, k).reshape(2 * k + 1, d, N).transpose(1, 0, 2).reshape(-1, N)
 
 
 @pytest.mark.parametrize(
@@ -109,6 +156,33 @@ def _interleaved(I, k):  # rows ordered (feature, offset) instead of (offset, fe
 def test_window_features_wrong_fails(wrong, hint):
     with pytest.raises(AssertionError, match=hint):
         ch02.check_window_features(wrong)
+
+
+@pytest.mark.parametrize("reference", [
+    lambda I, k: window.window_features(I, k),  # through the module
+    window.window_features,                     # the function itself
+    lambda I, k: window.window_fc(I, np.eye((2 * k + 1) * I.shape[0]), k=k),  # a library function that calls it
+])
+def test_window_features_refuses_the_library_function(reference):
+    with pytest.raises(AssertionError, match="^window_features calls attn.window.window_features, which this "
+                                             "exercise asks you to do without: pad I with k zero columns"):
+        ch02.check_window_features(reference)
+    assert "Right" in ch02.check_window_features(_stack_zero_padded)  # the library function is back afterwards
+    assert window.window_features(np.ones((1, 2)), 1).shape == (3, 2)
+
+
+def test_window_features_refuses_an_alias_imported_earlier():
+    from attn.window import window_features as imported_before
+
+    def swallowing(I, k):  # even when the reader's code swallows the refusal
+        try:
+            return window.window_features(I, k)
+        except AssertionError:
+            return imported_before(I, k)
+
+    for reader in (lambda I, k: imported_before(I, k), swallowing):
+        with pytest.raises(AssertionError, match="calls attn.window.window_features"):
+            ch02.check_window_features(reader)
 
 
 @pytest.mark.parametrize("gap", [1, 4, 20])

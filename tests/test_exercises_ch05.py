@@ -44,6 +44,19 @@ def test_split_wrong_answers_fail(wrong, hint):
         ch05.check_split_in_proj(wrong)
 
 
+@pytest.mark.parametrize("reader", [
+    lambda W_in, h: tuple(heads.split_heads(W, h) for W in heads.split_in_proj(W_in)),
+    lambda W_in, h: tuple(heads.split_heads(W, h) for W in np.split(W_in, 3)),
+    lambda W_in, h: tuple(W.reshape(h, -1, W.shape[1]) for W in heads.split_in_proj(W_in)),
+    lambda W_in, h: tuple(heads.split_heads_interleaved(W, h) for W in np.split(W_in, 3)),
+])
+def test_split_refuses_the_library_splitters(reader):
+    with pytest.raises(AssertionError, match=r"^split calls attn\.heads\.split_(in_proj|heads|heads_interleaved), "
+                                             r"which this exercise asks you to do without: cut W_in"):
+        ch05.check_split_in_proj(reader)
+    assert ch05.check_split_in_proj(split_reference).startswith("Right:")  # and the library is back afterwards
+
+
 def test_unfinished_answers_get_a_hint():
     """The exercise cells' starting points (a function that returns None, zero matrices) fail with a hint."""
     with pytest.raises(AssertionError, match="split returned None"):
@@ -122,9 +135,28 @@ def test_partner_head_self_attending_fails():
 
 
 def test_partner_head_zero_start_gets_the_stored_hint():
-    with pytest.raises(AssertionError, match="largest weight goes to \\['cat', 'purrs', 'sun', 'shines', 'rain', "
-                                             "'falls'\\]. A head that reads only one part"):
+    """Zero matrices give every key the same score: the hint says that all keys tie."""
+    with pytest.raises(AssertionError, match=r"^query 'cat' gives its partner 'purrs' weight 0.167 \(needs >= 0.9\); "
+                                             r"all 6 keys tie at 1/6 \(the scores are all equal\)\. A head that "
+                                             r"reads only one part"):
         ch05.check_partner_head(np.zeros((3, 5)), np.zeros((3, 5)))
+
+
+@pytest.mark.parametrize("which, shared", [(0, "0.498, is shared by \\['cat', 'purrs'\\]"),
+                                           (1, "0.333, is shared by \\['purrs', 'shines', 'falls'\\]")])
+def test_partner_head_names_a_tie_as_shared(which, shared):
+    """A head that reads one part only ties some keys (not all): the hint names them as sharing the largest weight."""
+    W_q, W_k = heads.toy_heads()
+    with pytest.raises(AssertionError, match=f"its largest weight, {shared}\\. A head that reads only one part"):
+        ch05.check_partner_head(W_q[which], W_k[which])
+
+
+def test_partner_head_single_wrong_winner_is_named():
+    # the query of a noun reads "noun"; a key scores 5 for topic 2 (sun, shines) plus 2 for a noun: 'sun' wins alone
+    W_q, W_k = np.array([[0.0, 0, 0, 1, 0]]), np.array([[0.0, 5, 0, 2, 0]])
+    with pytest.raises(AssertionError, match=r"^query 'cat' gives its partner 'purrs' weight 0\.\d{3} \(needs >= 0\.9\); "
+                                             r"its largest weight, 0\.\d{3}, goes to 'sun'\. "):
+        ch05.check_partner_head(W_q, W_k)
 
 
 def test_partner_head_wrong_shape_fails():

@@ -36,12 +36,19 @@ def test_distance_profile_reference_passes():
     assert ch06.check_distance_profile(distance_profile).startswith("Right:")
 
 
-def test_distance_profile_from_the_table_passes_too():
-    def from_table(d, N):
-        E = positional.sinusoidal(d, N)
-        return E[:, 0] @ E
+def test_distance_profile_from_the_table_is_refused():
+    """The exercise asks for g from delta and the speeds w_m alone: a g read off the table E is refused."""
+    from attn.positional import sinusoidal as imported_before
 
-    assert ch06.check_distance_profile(from_table).startswith("Right:")
+    for from_table in (lambda d, N: positional.sinusoidal(d, N)[:, 0] @ positional.sinusoidal(d, N),
+                       lambda d, N: imported_before(d, N)[:, 0] @ imported_before(d, N),
+                       lambda d, N: positional.word_and_position(np.zeros((1, N)), d)[1:, 0]
+                       @ positional.word_and_position(np.zeros((1, N)), d)[1:]):  # builds the table inside
+        with pytest.raises(AssertionError, match=r"^g calls attn\.positional\.sinusoidal, which this exercise asks "
+                                                 r"you to do without: compute e\^i \. e\^\(i \+ delta\) from delta"):
+            ch06.check_distance_profile(from_table)
+    assert positional.sinusoidal(4, 3).shape == (4, 3)  # the table is back afterwards
+    assert ch06.check_distance_profile(distance_profile).startswith("Right:")
 
 
 def test_distance_profile_wrong_answers_get_hints():

@@ -46,7 +46,7 @@ def to_sequence_by_hand(image):
     return np.stack([image[r, c] for r in range(H) for c in range(W)], axis=1)
 
 
-@pytest.mark.parametrize("answer", [applications.image_to_sequence, to_sequence_by_hand,
+@pytest.mark.parametrize("answer", [to_sequence_by_hand, lambda im: im.reshape(-1, im.shape[2]).T,
                                     lambda im: im.transpose(2, 0, 1).reshape(im.shape[2], -1)])
 def test_image_right_answers_pass(answer):
     assert ch07.check_image_to_sequence(answer).startswith("Right:")
@@ -57,13 +57,34 @@ def test_image_right_answers_pass(answer):
     (lambda im: im.reshape(im.shape[2], -1), "mixes the channels"),
     (lambda im: im.transpose(2, 1, 0).reshape(im.shape[2], -1), "row by row"),
     (lambda im: im.reshape(-1, 1), "one column per pixel"),
-    (lambda im: 2 * applications.image_to_sequence(im), "must equal image"),
+    (lambda im: 2 * to_sequence_by_hand(im), "must equal image"),
     (lambda im: None, "to_sequence returned None: end it with `return`"),
     (lambda im: im.reshape(7, -1), "to_sequence raised ValueError"),
 ])
 def test_image_wrong_answers_fail(wrong, hint):
     with pytest.raises(AssertionError, match=hint):
         ch07.check_image_to_sequence(wrong)
+
+
+def _library_versions():
+    """Every image_to_sequence the library defines (one module or two)."""
+    from attn import compare
+    found = [getattr(m, "image_to_sequence", None) for m in (applications, compare)]
+    return [f for f in found if f is not None]
+
+
+def test_image_refuses_the_library_function():
+    """The exercise says: without calling app.image_to_sequence (nor a copy of it elsewhere in the library)."""
+    versions = _library_versions()
+    assert versions
+    readers = [lambda im: applications.image_to_sequence(im)]
+    readers += [(lambda f: lambda im: f(im))(f) for f in versions] + versions
+    for reader in readers:
+        with pytest.raises(AssertionError, match=r"^to_sequence calls attn\.\w+\.image_to_sequence, which this "
+                                                 r"exercise asks you to do without: reshape the image"):
+            ch07.check_image_to_sequence(reader)
+    assert _library_versions() == versions  # restored afterwards
+    assert ch07.check_image_to_sequence(to_sequence_by_hand).startswith("Right:")
 
 
 # --- exercise 3: the graph's attention mask -------------------------------------------------------------

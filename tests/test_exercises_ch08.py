@@ -106,3 +106,45 @@ def step_transposed(S, z, q, k, v):
 def test_step_wrong(wrong, hint):
     with pytest.raises(AssertionError, match=hint):
         ch08.check_linear_step(wrong)
+
+
+# --- the library's answers are refused ------------------------------------------------------------
+
+@pytest.mark.parametrize("checker, reader, called, hint", [
+    (ch08.check_output_projection, lambda kernel: compare.conv_output_projection(kernel),
+     "conv_output_projection", "stack the slices kernel"),
+    (ch08.check_output_projection, compare.conv_output_projection, "conv_output_projection", "stack the slices"),
+    (ch08.check_layers_to_connect, lambda N, k: compare.conv_layers_to_connect(N, k),
+     "conv_layers_to_connect", r"count how far back one layer reaches"),
+    (ch08.check_layers_to_connect, compare.conv_layers_to_connect, "conv_layers_to_connect", "count how far back"),
+    (ch08.check_linear_step, compare.linear_attention_step, "linear_attention_step", r"add v phi\(k\)\^T to S"),
+    (ch08.check_linear_step, lambda S, z, q, k, v: compare.linear_attention_step(S, z, q, k, v),
+     "linear_attention_step", "add v phi"),
+])
+def test_the_library_answer_is_refused(checker, reader, called, hint):
+    name = {ch08.check_output_projection: "projection", ch08.check_layers_to_connect: "layers",
+            ch08.check_linear_step: "step"}[checker]
+    with pytest.raises(AssertionError, match=f"^{name} calls attn\\.compare\\.{called}, which this exercise asks "
+                                             f"you to do without: {hint}"):
+        checker(reader)
+
+
+def test_the_library_is_back_after_a_refusal():
+    with pytest.raises(AssertionError, match="calls attn.compare.linear_attention_step"):
+        ch08.check_linear_step(compare.linear_attention_step)
+    S, z, b = compare.linear_attention_step(np.zeros((1, 1)), np.zeros(1), np.ones(1), np.ones(1), np.ones(1))
+    np.testing.assert_allclose(b, [1.0])
+    assert ch08.check_linear_step(step_reference).startswith("Right:")
+    assert ch08.check_layers_to_connect(layers_reference).startswith("Right:")
+    assert compare.conv_layers_to_connect(5, 3) == 4
+
+
+def test_the_reference_helpers_the_exercises_name_stay_allowed():
+    """cp.neighbourhood_offsets and cp.elu_feature_map, which the exercises point to, are not refused."""
+    def projection(kernel):
+        p = kernel.shape[-1] // 2
+        return np.concatenate([kernel[:, :, dr + p, dc + p] for dr, dc in compare.neighbourhood_offsets(kernel.shape[-1])],
+                              axis=1)
+
+    assert ch08.check_output_projection(projection).startswith("Right:")
+    assert ch08.check_linear_step(step_reference).startswith("Right:")  # calls compare.elu_feature_map

@@ -17,6 +17,34 @@ def test_softmax_backward_reference_passes():
     assert "Right:" in ch10.check_softmax_backward(softmax_backward_reference)
 
 
+def _library_backwards():
+    """Every module of the library that binds softmax_columns_backward (attn.train, and attn.backprop if it exists)."""
+    import importlib
+
+    found = []
+    for name in ("attn.train", "attn.backprop"):
+        try:
+            module = importlib.import_module(name)
+        except ImportError:
+            continue
+        if hasattr(module, "softmax_columns_backward"):
+            found.append(module)
+    return found
+
+
+def test_softmax_backward_refuses_the_library_function():
+    modules = _library_backwards()
+    assert modules
+    readers = [m.softmax_columns_backward for m in modules]
+    readers += [(lambda m: lambda A_prime, dA_prime: m.softmax_columns_backward(A_prime, dA_prime))(m) for m in modules]
+    for reader in readers:
+        with pytest.raises(AssertionError, match=r"^backward calls attn\.\w+\.softmax_columns_backward, which this "
+                                                 r"exercise asks you to do without: within column i"):
+            ch10.check_softmax_backward(reader)
+    assert all(m.softmax_columns_backward.__name__ == "softmax_columns_backward" for m in modules)  # restored
+    assert "Right:" in ch10.check_softmax_backward(softmax_backward_reference)
+
+
 @pytest.mark.parametrize("wrong, hint", [
     (lambda A_prime, dA_prime: A_prime * dA_prime, "is missing"),
     (lambda A_prime, dA_prime: A_prime * (dA_prime - (A_prime * dA_prime).sum(axis=1, keepdims=True)),
@@ -65,6 +93,14 @@ def ceiling_reference(sentences, half_width):
 
 def test_window_ceiling_reference_passes():
     assert "Right:" in ch10.check_window_ceiling(ceiling_reference)
+
+
+def test_window_ceiling_refuses_the_library_function():
+    for reader in (D.window_ceiling, lambda sentences, half_width: D.window_ceiling(sentences, half_width)):
+        with pytest.raises(AssertionError, match=r"^ceiling calls attn\.tagging_data\.window_ceiling, which this "
+                                                 r"exercise asks you to do without: count the ambiguous words"):
+            ch10.check_window_ceiling(reader)
+    assert "Right:" in ch10.check_window_ceiling(ceiling_reference)  # restored afterwards
 
 
 def ceiling_zero_when_blind(sentences, half_width):

@@ -36,7 +36,7 @@ def test_every_function_checker_is_listed():
             if not name.startswith("check_") or func.__module__ != module.__name__:
                 continue
             source = inspect.getsource(func)
-            if "call_student(" in source or "call_logged(" in source:
+            if any(f"{helper}(" in source for helper in ("call_student", "call_logged", "call_without")):
                 assert func in listed, f"{module.__name__}.{name} calls the reader's code but is not listed here"
 
 
@@ -115,3 +115,36 @@ def test_call_log_sees_attn_functions_however_imported():
 
     _, log = _common.call_logged(reader, "reader", np.zeros(3))
     assert log.names() == ["softmax", "softmax"]  # the calls softmax makes inside attn are not logged
+
+
+def test_call_without_refuses_however_the_function_is_reached():
+    import attn
+    from attn import core
+    from attn.core import softmax as imported_before
+
+    forbidden = dict(forbidden=("attn.core.softmax",), hint="write it with np.exp")
+    hint = "^f calls attn.core.softmax, which this exercise asks you to do without: write it with np.exp$"
+
+    def swallowing(x):
+        try:
+            return core.softmax(x)
+        except AssertionError:
+            return np.exp(x) / np.exp(x).sum()
+
+    readers = (lambda x: attn.softmax(x), lambda x: core.softmax(x), lambda x: imported_before(x), imported_before,
+               swallowing, lambda x: attn.self_attention(x[None, :], np.eye(1), np.eye(1), np.eye(1))[0][0])
+    for reader in readers:
+        with pytest.raises(_common.Refused, match=hint):
+            _common.call_without(reader, "f", np.zeros(3), **forbidden)
+    assert attn.softmax is imported_before and core.softmax is imported_before  # every binding restored
+    np.testing.assert_allclose(_common.call_without(lambda x: np.exp(x) / np.exp(x).sum(), "f", np.zeros(2),
+                                                    **forbidden), [0.5, 0.5])
+
+
+def test_call_without_skips_absent_names_and_keeps_the_other_hints():
+    absent = dict(forbidden=("attn.no_such_module.f", "attn.core.no_such_function"), hint="h")
+    assert _common.call_without(lambda x: x + 1, "f", 1, **absent) == 2
+    with pytest.raises(AssertionError, match="^f returned None"):
+        _common.call_without(lambda x: None, "f", 1, **absent)
+    with pytest.raises(AssertionError, match="^f raised ZeroDivisionError"):
+        _common.call_without(lambda x: 1 / 0, "f", 1, forbidden=("attn.core.softmax",), hint="h")

@@ -2,10 +2,13 @@
 
 Every checker calls the reader's code through :func:`call_student`, so a reader always gets a
 hint, never a bare traceback, and raises ``AssertionError`` explicitly (never with ``assert``,
-which ``python -O`` removes).
+which ``python -O`` removes). When an exercise asks the reader to do without a library function,
+the checker calls the reader's code through :func:`call_without`, which puts that function out of
+reach while the reader's code runs.
 """
 
 import dis
+import importlib
 import numbers
 import os
 import sys
@@ -40,12 +43,100 @@ def call_student(func, name, *args, none_hint=None):
         raise AssertionError(f"pass your function itself, got {type(func).__name__}")
     try:
         result = func(*args)
+    except Refused:
+        raise
     except Exception as exc:
         raise AssertionError(
             f"{name} raised {type(exc).__name__} on arguments of shapes {', '.join(map(_describe, args))}: {exc}"
         ) from exc
     if result is None:
         raise AssertionError(none_hint or f"{name} returned None: end it with `return`")
+    return result
+
+
+class Refused(AssertionError):
+    """The reader's function called a library function that the exercise asks them to do without."""
+
+
+def _resolve(dotted):
+    """The function named by ``"package.module.attribute"``, or None when the module or attribute is absent."""
+    module_name, _, attribute = dotted.rpartition(".")
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError:
+        return None
+    return getattr(module, attribute, None)
+
+
+def call_without(func, name, *args, forbidden, hint, none_hint=None):
+    """Like :func:`call_student`, with the library functions ``forbidden`` out of reach while ``func`` runs.
+
+    Every binding of a forbidden function in a loaded ``attn`` module (``attn.window.window_features``,
+    a re-export in another module ...) is replaced by a function that raises the hint, and a call of
+    the original however the reader reached it (an alias imported earlier, the function itself passed
+    as ``func``, a library function that calls it) is caught by :func:`sys.setprofile`. The bindings are
+    restored when ``func`` returns or raises.
+
+    Parameters
+    ----------
+    func, name, *args, none_hint
+        As for :func:`call_student`.
+    forbidden : sequence of str
+        Dotted names, e.g. ``"attn.window.window_features"``; a module or attribute that does not
+        exist is skipped, so a name may be listed in every module that might define it.
+    hint : str
+        What to do instead, appended to the refusal.
+
+    Raises
+    ------
+    AssertionError
+        (:class:`Refused`) when ``func`` called a forbidden function, and as :func:`call_student` does.
+    """
+    originals = {}
+    for dotted in forbidden:
+        target = _resolve(dotted)
+        if callable(target):
+            originals[id(target)] = target
+    codes = {f.__code__: f for f in originals.values() if hasattr(f, "__code__")}
+    called = []
+
+    def refusal(original):
+        return Refused(f"{name} calls {original.__module__}.{original.__qualname__}, which this exercise asks you to "
+                       f"do without: {hint}")
+
+    def stand_in(original):
+        def refuse(*_args, **_kwargs):
+            called.append(original)
+            raise refusal(original)
+        return refuse
+
+    patched = []
+    for module_name, module in list(sys.modules.items()):
+        if module is None or not (module_name == "attn" or module_name.startswith("attn.")):
+            continue
+        for attribute, value in list(vars(module).items()):
+            if id(value) in originals and value is originals[id(value)]:
+                patched.append((module, attribute, value))
+                setattr(module, attribute, stand_in(value))
+
+    def profile(frame, event, arg):
+        if event == "call" and frame.f_code in codes:
+            called.append(codes[frame.f_code])
+
+    previous = sys.getprofile()
+    sys.setprofile(profile)
+    try:
+        result = call_student(func, name, *args, none_hint=none_hint)
+    except Refused:
+        if not called:
+            raise
+        raise refusal(called[0]) from None  # the outermost forbidden call, e.g. the function itself passed as func
+    finally:
+        sys.setprofile(previous)
+        for module, attribute, value in patched:
+            setattr(module, attribute, value)
+    if called:
+        raise refusal(called[0])
     return result
 
 

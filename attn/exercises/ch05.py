@@ -7,11 +7,15 @@ a short message starting with "Right:" when it is right.
 import numpy as np
 
 from .. import core, heads
-from ._common import call_student
+from ._common import call_student, call_without
 
 _SPLIT_CASES = ((4, 2), (6, 3), (8, 2), (6, 1), (12, 4))
 _COUNT_CASES = ((80, 2, 40, 40, 80), (80, 1, 80, 80, 80), (6, 3, 2, 5, 4), (10, 2, 7, 3, 1), (512, 8, 64, 64, 512))
 PARTNERS = (1, 0, 3, 2, 5, 4)  # cat <-> purrs, sun <-> shines, rain <-> falls
+
+
+#: The library's splitting functions, which ex-ch05-split asks the reader to write with numpy alone.
+_SPLITTERS = ("attn.heads.split_in_proj", "attn.heads.split_heads", "attn.heads.split_heads_interleaved")
 
 
 def _reference_split(W_in, h):
@@ -35,7 +39,8 @@ def check_split_in_proj(split):
     for d, h in _SPLIT_CASES:
         W_in = np.random.default_rng(d * 10 + h).normal(size=(3 * d, d))
         expected = _reference_split(W_in, h)
-        got = call_student(split, "split", W_in, h)
+        got = call_without(split, "split", W_in, h, forbidden=_SPLITTERS,
+                           hint="cut W_in into three blocks of d rows by slicing, then reshape each to (h, d/h, d)")
         if not (isinstance(got, (tuple, list)) and len(got) == 3):
             raise AssertionError(f"return three stacks (W_q, W_k, W_v), got {type(got).__name__}")
         fused = heads.split_in_proj(W_in)
@@ -153,9 +158,15 @@ def check_partner_head(W_q, W_k):
                     "(or W_k) by a larger number."
                 )
             top = np.flatnonzero(np.isclose(A_prime[:, i], A_prime[:, i].max()))
+            if len(top) == len(words):
+                largest = f"all {len(words)} keys tie at 1/{len(words)} (the scores are all equal)"
+            elif len(top) > 1:
+                largest = f"its largest weight, {A_prime[top[0], i]:.3f}, is shared by {[words[t] for t in top]}"
+            else:
+                largest = f"its largest weight, {A_prime[top[0], i]:.3f}, goes to '{words[top[0]]}'"
             raise AssertionError(
                 f"query '{word}' gives its partner '{words[j]}' weight {A_prime[j, i]:.3f} (needs >= 0.9); "
-                f"its largest weight goes to {[words[t] for t in top]}. A head that reads only one part of the "
+                f"{largest}. A head that reads only one part of the "
                 f"vectors ties several keys: the score must reward the same topic AND the other role, e.g. by "
                 f"adding the two heads' scores (stack their W_q rows and their W_k rows), with large enough entries."
             )

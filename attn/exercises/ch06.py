@@ -10,7 +10,7 @@ from ..core import self_attention
 from ..inputs import one_hot
 from ..positional import relative_self_attention, sinusoidal, word_and_position
 from ..window import SAW_SENTENCE, SAW_VOCABULARY
-from ._common import call_student
+from ._common import call_without
 
 #: Size of the sinusoidal encodings in the chapter's "I saw a saw" layout.
 D_POS = 16
@@ -41,7 +41,11 @@ def check_distance_profile(g):
         A confirmation when every case agrees.
     """
     for d, N in ((2, 5), (8, 30), (16, 200), (64, 1000)):
-        got = _as_float_array("g(d, N)", call_student(g, "g", d, N))
+        got = _as_float_array("g(d, N)", call_without(
+            g, "g", d, N, forbidden=("attn.positional.sinusoidal",),
+            hint="compute e^i . e^(i + delta) from delta and the speeds w_m = positional.frequencies(d) alone, "
+                 "without building the table E",
+        ))
         if got.shape == (N, d // 2):
             raise AssertionError(f"g({d}, {N}) has shape {got.shape}, one column per sine/cosine pair: e^i . e^j adds "
                                  "them up, so sum over the pairs m (axis=1)")

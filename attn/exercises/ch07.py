@@ -7,7 +7,7 @@ a short message starting with "Right:" when it is right.
 import numpy as np
 
 from .. import applications, core, inputs
-from ._common import call_student
+from ._common import call_student, call_without
 
 _STREAM_CASES = ((6, 2), (10, 3), (5, 0), (4, 9), (1, 1), (98, 8))
 _IMAGE_SHAPES = ((5, 10, 3), (2, 3, 3), (4, 1, 2), (1, 6, 1), (3, 3, 4))
@@ -80,7 +80,11 @@ def check_image_to_sequence(to_sequence):
     for H, W, C in _IMAGE_SHAPES:
         image = rng.random((H, W, C))
         expected = applications.image_to_sequence(image)
-        got = np.asarray(call_student(to_sequence, "to_sequence", image))
+        got = np.asarray(call_without(
+            to_sequence, "to_sequence", image,
+            forbidden=("attn.applications.image_to_sequence", "attn.compare.image_to_sequence"),
+            hint="reshape the image to (H*W, C), one row per pixel in reading order, and transpose it",
+        ))
         if got.shape == (H * W, C) and (H * W, C) != (C, H * W):
             raise AssertionError(f"image {(H, W, C)}: you returned pixels as rows, shape {got.shape}; vectors are "
                                  f"columns in this book, so the sequence has shape ({C}, {H * W}) (transpose it)")

@@ -7,7 +7,7 @@ short message when it is right.
 import numpy as np
 
 from .. import compare
-from ._common import call_student
+from ._common import call_without
 
 _KERNEL_SHAPES = ((2, 3, 3, 3), (1, 1, 3, 3), (3, 2, 5, 5), (2, 4, 1, 1), (4, 1, 3, 3))
 _LAYER_CASES = ((2, 3), (3, 3), (10, 3), (25, 3), (10, 5), (11, 5), (12, 5), (30, 7), (17, 9), (9, 9))
@@ -31,7 +31,11 @@ def check_output_projection(projection):
     for shape in _KERNEL_SHAPES:
         kernel = np.random.default_rng(sum(shape)).normal(size=shape)
         C_out, C_in, k, _ = shape
-        got = np.asarray(call_student(projection, "projection", kernel), dtype=float)
+        got = np.asarray(call_without(
+            projection, "projection", kernel, forbidden=("attn.compare.conv_output_projection",),
+            hint="stack the slices kernel[:, :, dr + p, dc + p], one per offset (dr, dc) of "
+                 "cp.neighbourhood_offsets(k), side by side",
+        ), dtype=float)
         expected = compare.conv_output_projection(kernel)
         if got.shape != expected.shape:
             raise AssertionError(
@@ -84,7 +88,10 @@ def check_layers_to_connect(layers):
     str
         A short confirmation.
     """
-    answers = [call_student(layers, "layers", N, k) for N, k in _LAYER_CASES]
+    answers = [call_without(layers, "layers", N, k, forbidden=("attn.compare.conv_layers_to_connect",),
+                            hint="count how far back one layer reaches, (k - 1) / 2 positions, and how many such "
+                                 "steps cover the N - 1 positions from output N back to input 1")
+               for N, k in _LAYER_CASES]
     wrong = [(N, k, got) for (N, k), got in zip(_LAYER_CASES, answers) if got != compare.conv_layers_to_connect(N, k)]
     if wrong:
         N, k, got = wrong[0]
@@ -114,6 +121,10 @@ def check_layers_to_connect(layers):
             f"back N - 1 = {N - 1} positions, {r} per layer; a part of a step still needs a whole layer"
         )
     return f"Right: {len(_LAYER_CASES)} cases; a stack of convolutions needs about 2N/(k - 1) layers, self-attention one."
+
+
+#: The library's recurrence (and its unchecked core), which ex-ch08-step asks the reader to write.
+_LINEAR_STEPS = ("attn.compare.linear_attention_step", "attn.compare._linear_step")
 
 
 def _linear_variants(Q, K, V):
@@ -153,7 +164,9 @@ def check_linear_step(step):
         S, z = np.zeros((d_v, d_k)), np.zeros(d_k)
         got = np.empty((d_v, N))
         for i in range(N):
-            result = call_student(step, "step", S, z, Q[:, i], K[:, i], V[:, i])
+            result = call_without(step, "step", S, z, Q[:, i], K[:, i], V[:, i], forbidden=_LINEAR_STEPS,
+                                  hint="add v phi(k)^T to S and phi(k) to z, then b = S phi(q) / (z . phi(q)) "
+                                       "with phi = cp.elu_feature_map")
             if not isinstance(result, (tuple, list)) or len(result) != 3:
                 raise AssertionError(f"step must return three things (S, z, b), got {type(result).__name__}")
             S, z, b = (np.asarray(x, dtype=float) for x in result)
