@@ -124,13 +124,13 @@ def test_step_wrong(wrong, hint):
 def test_the_library_answer_is_refused(checker, reader, called, hint):
     name = {ch08.check_output_projection: "projection", ch08.check_layers_to_connect: "layers",
             ch08.check_linear_step: "step"}[checker]
-    with pytest.raises(AssertionError, match=f"^{name} calls attn\\.compare\\.{called}, which this exercise asks "
+    with pytest.raises(AssertionError, match=f"^{name} calls attn\\.\\w+\\.{called}, which this exercise asks "
                                              f"you to do without: {hint}"):
         checker(reader)
 
 
 def test_the_library_is_back_after_a_refusal():
-    with pytest.raises(AssertionError, match="calls attn.compare.linear_attention_step"):
+    with pytest.raises(AssertionError, match=r"calls attn\.\w+\.linear_attention_step"):
         ch08.check_linear_step(compare.linear_attention_step)
     S, z, b = compare.linear_attention_step(np.zeros((1, 1)), np.zeros(1), np.ones(1), np.ones(1), np.ones(1))
     np.testing.assert_allclose(b, [1.0])

@@ -70,9 +70,9 @@ def _attention_with(W_o, image, k):
     """The offset heads' stacked outputs for ``image``, mixed by a given W_o (for the hint)."""
     C_in, H, W = image.shape
     _, A_primes = compare.conv_as_attention(image, np.zeros((1, C_in, k, k)))
-    I = np.concatenate([compare.image_to_sequence(image), np.zeros((C_in, 1))], axis=1)
+    I = np.concatenate([image.reshape(C_in, H * W), np.zeros((C_in, 1))], axis=1)  # pixels row by row
     B = np.concatenate([I @ A_m for A_m in A_primes], axis=0)  # W_v = identity in every head
-    return compare.sequence_to_image((W_o @ B)[:, :-1], H, W)
+    return (W_o @ B)[:, :-1].reshape(-1, H, W)
 
 
 def check_layers_to_connect(layers):
