@@ -48,6 +48,7 @@ help:
 	@echo "make lock       re-resolve the pinned dependencies into $(LOCK)"
 	@echo "make python     which Python, environment and torch setting the commands use"
 	@echo "make clean      remove _build/ and the test caches"
+	@echo "make help       this list"
 
 $(BIN)/python:
 	@test -n "$(PYTHON)" || { echo "No Python $(SUPPORTED) found on the PATH: name one, e.g. make test PYTHON=/path/to/python3.12"; exit 1; }
@@ -85,7 +86,7 @@ test: $(TEST_SETUP)
 # The loop while editing `attn/` or a test: no site build, no browser, no notebook run, no lab server, no PDF.
 UNIT_SKIPS := test_browser test_editions_site test_site_offline test_pdf test_lab
 unit: $(call stamp,book test $(WITH_TORCH))
-	$(BIN)/python -m pytest -q -p no:cacheprovider -m "not browser" $(foreach t,$(UNIT_SKIPS),--ignore=tests/$(t).py) \
+	$(BIN)/python -m pytest -q -n 2 -p no:cacheprovider -m "not browser" $(foreach t,$(UNIT_SKIPS),--ignore=tests/$(t).py) \
 	  $(PYTEST_ARGS) tests
 
 test-other-blas: $(call stamp,book test)
