@@ -10,13 +10,14 @@ PYVER  := $(shell $(PYTHON) -c 'import sys; print("%d.%d" % sys.version_info[:2]
 VENV   ?= .venv
 BIN    := $(VENV)/bin
 LOCK   := requirements.lock
-# torch==2.13.0 (the cross-check's reference, a test-only extra) is installed where its CPU build is the one pip
-# takes, Python 3.11 here; elsewhere pip's default Linux build is the multi-GB CUDA one, so ask for it with TORCH=1.
+# torch==2.13.0, the PyTorch cross-check's reference, is opt-in on every Python: TORCH=1 installs it. On Linux pip
+# takes the package index's default torch, the multi-GB CUDA build (README.md says how to get the CPU build instead).
 # Without torch the cross-check tests skip and say why.
-TORCH  ?= $(if $(filter 3.11,$(PYVER)),1,0)
-comma  := ,
-EXTRAS := book,test$(if $(filter 1,$(TORCH)),$(comma)torch)
-STAMP  := $(VENV)/.installed-py$(PYVER)-$(subst $(comma),-,$(EXTRAS))
+TORCH  ?= 0
+WITH_TORCH := $(if $(filter 1,$(TORCH)),torch)
+# One stamp per extra of pyproject.toml: each is installed once, by the first command that needs it, and again only
+# when pyproject.toml or the lock changes. `make book` installs only `book`.
+stamp   = $(foreach extra,$(1),$(VENV)/.installed-py$(PYVER)-$(extra))
 JB     := $(BIN)/jupyter-book build . -W -n --keep-going
 NBVAL  := --nbval --nbval-sanitize-with tests/nbval_sanitize.cfg -p no:cacheprovider
 PYTEST_ARGS ?=
@@ -27,35 +28,46 @@ OTHER_BLAS := OPENBLAS_CORETYPE=$(if $(filter Prescott,$(OPENBLAS_CORETYPE)),Neh
 export PATH := $(abspath $(BIN)):$(PATH)
 export PYDEVD_DISABLE_FILE_VALIDATION := 1
 # The Chinese editions, built from the gettext catalogs in locales/ into _build/html/<lang>/.
-EDITIONS := zh_TW zh_CN
+EDITIONS = $(shell $(PYTHON) tools/book_site.py translations)
 
-.PHONY: help setup book editions catalogs test test-other-blas notebooks lab bench lock clean python
+.PHONY: help book editions catalogs test unit test-other-blas notebooks lab pdf bench lock clean python
 
 help:
-	@echo "make book       set up .venv and build the site into _build/html"
-	@echo "make test       set up .venv, build the site strictly, run every test"
-	@echo "                (PYTHON=python3.12 picks the Python, TORCH=1 adds the PyTorch cross-check)"
+	@echo "make book       set up .venv (the book extra) and build the site into _build/html"
+	@echo "make test       set up .venv (book, test, lab), build the site strictly, run every test"
+	@echo "                PYTHON=python3.12 picks the Python; TORCH=1 adds the PyTorch cross-check"
+	@echo "                (on Linux that downloads the multi-GB CUDA build of torch: README.md, Tests)"
+	@echo "make unit       the tests that need no built site, browser or notebook run: seconds, while editing"
+	@echo "make test-other-blas  only the notebooks' second pass, under another OpenBLAS kernel on one thread"
+	@echo "make editions   only the two Chinese editions, into _build/html/zh_TW and _build/html/zh_CN"
 	@echo "make notebooks  re-execute every chapter top to bottom and save it"
 	@echo "make catalogs   bring the Chinese editions' catalogs up to date with the English text"
-	@echo "make lab        JupyterLab on the chapters"
+	@echo "make lab        JupyterLab on the chapters (installs the lab extra once)"
 	@echo "make pdf        the whole book (and each edition) as PDF in _build/pdf (needs chromium)"
-	@echo "make bench      the attention benchmarks (writes benchmarks/results/)"
+	@echo "make bench      the attention benchmarks, against PyTorch: needs TORCH=1 (writes benchmarks/results/)"
 	@echo "make lock       re-resolve the pinned dependencies into $(LOCK)"
+	@echo "make python     which Python, environment and torch setting the commands use"
+	@echo "make clean      remove _build/ and the test caches"
+	@echo "make help       this list"
 
 $(BIN)/python:
 	@test -n "$(PYTHON)" || { echo "No Python $(SUPPORTED) found on the PATH: name one, e.g. make test PYTHON=/path/to/python3.12"; exit 1; }
 	@test -n "$(filter $(PYVER),$(SUPPORTED))" || { echo "$(PYTHON) is Python $(or $(PYVER),?), the pinned set needs one of $(SUPPORTED)"; exit 1; }
 	$(PYTHON) -m venv $(VENV)
 
-$(STAMP): $(BIN)/python pyproject.toml $(LOCK)
+# The stamp of one extra: `.venv/.installed-py3.11-book` says the book extra is installed for Python 3.11.
+$(VENV)/.installed-py$(PYVER)-%: $(BIN)/python pyproject.toml $(LOCK)
 	@test "$$($(BIN)/python -c 'import sys; print("%d.%d" % sys.version_info[:2])')" = "$(PYVER)" || \
 	  { echo "$(VENV) was made with another Python than $(PYTHON) ($(PYVER)): remove it or pass VENV=.venv-$(PYVER)"; exit 1; }
-	$(BIN)/python -m pip install --quiet --disable-pip-version-check -c $(LOCK) -e ".[$(EXTRAS)]"
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -c $(LOCK) -e ".[$*]"
 	@touch $@
 
-setup: $(STAMP)
+# What each command installs (each extra once).
+BOOK_SETUP := $(call stamp,book)
+TEST_SETUP := $(call stamp,book test lab $(WITH_TORCH))
+LAB_SETUP  := $(call stamp,book lab)
 
-book: setup
+book: $(BOOK_SETUP)
 	$(JB)
 	$(MAKE) --no-print-directory editions
 	@if [ -f $(PDF) ]; then cp $(PDF) _build/html/; fi  # the home page's "Download the book as PDF" (make pdf)
@@ -65,52 +77,67 @@ book: setup
 # The site is built first (strictly), so the tests can check the HTML and drive a browser over it; the tests run in
 # two processes, a test file (or notebook) to each. Then the notebooks run once more under another OpenBLAS
 # kernel: a stored output that rounding decides fails there.
-test: setup
+test: $(TEST_SETUP)
 	$(JB) --quiet
 	$(MAKE) --no-print-directory editions
 	$(BIN)/python -m pytest $(NBVAL) -n 2 --dist loadfile $(PYTEST_ARGS) tests chapters
 	$(MAKE) --no-print-directory test-other-blas
 
-test-other-blas: setup
+# The loop while editing `attn/` or a test: no site build, no browser, no notebook run, no lab server, no PDF.
+UNIT_SKIPS := test_browser test_editions_site test_site_offline test_pdf test_lab
+unit: $(call stamp,book test $(WITH_TORCH))
+	$(BIN)/python -m pytest -q -n 2 -p no:cacheprovider -m "not browser" $(foreach t,$(UNIT_SKIPS),--ignore=tests/$(t).py) \
+	  $(PYTEST_ARGS) tests
+
+test-other-blas: $(call stamp,book test)
 	$(OTHER_BLAS) $(BIN)/python -m pytest $(NBVAL) -q -n 2 --dist loadfile chapters
 
 # Each edition is a strict Sphinx build of the same sources with the catalogs of its language (tools/editions.py).
 # The two run side by side (one core each).
-editions: setup
+editions: $(BOOK_SETUP)
 	@$(BIN)/python tools/editions.py sphinx-conf
 	@pids=; for lang in $(EDITIONS); do $(BIN)/python tools/editions.py build $$lang & pids="$$pids $$!"; done; \
 	  status=0; for pid in $$pids; do wait $$pid || status=1; done; exit $$status
 
-# After the English text changes: extract its messages and bring both catalogs up to date (then translate zh_TW
-# and derive zh_CN: CONTRIBUTING.md says how).
-catalogs: setup
+# After the English text changes: extract its messages afresh and bring both catalogs up to date (then translate
+# zh_TW and derive zh_CN: CONTRIBUTING.md says how). The same sources give the same catalogs, byte for byte: the
+# locations and the header's date do not depend on the build folder or the time (tools/editions.py).
+POT := _build/i18n/_build/gettext
+catalogs: $(BOOK_SETUP)
+	rm -rf _build/i18n
 	$(JB) --quiet --builder custom --custom-builder gettext --path-output _build/i18n
-	$(BIN)/sphinx-intl update -p _build/i18n/_build/gettext -d locales -l zh_TW -w 0
+	$(BIN)/python tools/editions.py normalise-catalogs $(POT)
+	$(BIN)/sphinx-intl update -p $(POT) -d locales -l zh_TW -w 0
+	$(BIN)/python tools/editions.py normalise-catalogs locales/zh_TW/LC_MESSAGES
 	$(BIN)/python tools/editions.py derive
 
 python:
-	@echo "$(PYTHON) (Python $(PYVER)), venv $(VENV), extras $(EXTRAS)"
+	@echo "$(PYTHON) (Python $(PYVER)), venv $(VENV), TORCH=$(TORCH)"
 
-notebooks: setup
+notebooks: $(BOOK_SETUP)
 	$(BIN)/jupyter nbconvert --to notebook --execute --inplace --ExecutePreprocessor.timeout=300 \
 		--ExecutePreprocessor.kernel_name=python3 chapters/*.ipynb
 
 # JupyterLab refuses to start as root unless told to (in a container one usually is root).
-lab: setup
-	$(BIN)/python -m pip install --quiet --disable-pip-version-check -c $(LOCK) -e ".[$(EXTRAS),lab]"
+lab: $(LAB_SETUP)
 	$(BIN)/jupyter lab $(if $(filter 0,$(shell id -u)),--allow-root) chapters
 
-# The whole book as one PDF, printed from the built site by Debian's chromium, offline (tools/print_pdf.py);
-# the copy in _build/html is the one the home page links to.
+# The whole book as one PDF, printed from the built site by Debian's chromium, offline (tools/print_pdf.py, which
+# drives it through Playwright, of the test extra); the copy in _build/html is the one the home page links to.
 PDF := _build/pdf/self-attention-column-by-column.pdf
-.PHONY: pdf
-pdf: book
+pdf: book $(call stamp,test)
 	$(BIN)/python tools/print_pdf.py --site _build/html --out $(PDF)
 	cp $(PDF) _build/html/
 
-bench: setup
-	$(BIN)/python -m pip install --quiet --disable-pip-version-check -c $(LOCK) -e ".[$(EXTRAS),torch,bench]"
+# The benchmarks time numpy's forms against PyTorch's attention, so they need torch, which is opt-in (TORCH=1, see
+# TORCH above): without it make stops before installing anything.
+bench: bench-needs-torch $(call stamp,bench $(WITH_TORCH))
 	$(BIN)/python -m benchmarks.run
+
+.PHONY: bench-needs-torch
+bench-needs-torch:
+	$(if $(WITH_TORCH),@true,$(error make bench compares with PyTorch: run make bench TORCH=1 (on Linux pip then \
+	  downloads the multi-GB CUDA build of torch unless the CPU build is installed first: README.md, Tests)))
 
 # Resolve the newest versions the extras allow in a scratch environment and pin them all.
 lock:

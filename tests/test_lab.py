@@ -2,13 +2,15 @@
 
 The command is the one `make lab` runs (read with `make -n lab`, so the test follows the Makefile), started headless:
 no browser, a free port on 127.0.0.1, a random token. The test asks the server's REST API for its status, opens
-JupyterLab's page, starts a Python kernel, runs `import attn` in it over the kernel's websocket, and stops the kernel
-and the server (the whole process group), whatever happens. Skips when JupyterLab (the `lab` extra) or make is not
-installed; in CI a skip is a failure.
+JupyterLab's page, checks that the page loads the jupyterlab-myst extension (which renders the chapters' MyST),
+starts a Python kernel, runs `import attn` in it over the kernel's websocket, and stops the kernel and the server (the
+whole process group), whatever happens. Skips when JupyterLab (the `lab` extra) or make is not installed; in CI a
+skip is a failure. A dry run of `make lab` shows that it installs its extras once.
 """
 
 import json
 import os
+import re
 import secrets
 import shlex
 import shutil
@@ -168,3 +170,53 @@ def test_a_kernel_imports_attn(lab):
         f"the kernel imported attn from {words[1]}, not from this project"
     )
     assert "".join(words[2:]) == "[0.50.5]", f"softmax of a zero column of length 2 printed {words[2:]}"
+
+
+def _page_config(lab):
+    """The configuration JupyterLab's page hands to the browser (the JSON in its jupyter-config-data script)."""
+    _, _, page = _request(lab["base"], "/lab", lab["token"])
+    found = re.search(rb'<script id="jupyter-config-data" type="application/json">(.*?)</script>', page, re.S)
+    assert found, "JupyterLab's page carries no jupyter-config-data"
+    return json.loads(found.group(1))
+
+
+def test_jupyterlab_loads_the_myst_extension(lab):
+    """Without jupyterlab-myst, the chapters' {exercise}, {doc} and (label)= show as raw text in JupyterLab."""
+    config = _page_config(lab)
+    extensions = {e["name"]: e for e in config.get("federated_extensions", [])}
+    assert "jupyterlab-myst" in extensions, f"the lab page loads the extensions {sorted(extensions)} only"
+    disabled = config.get("disabledExtensions", [])
+    assert not any(name.startswith("jupyterlab-myst") for name in disabled), f"jupyterlab-myst is disabled: {disabled}"
+    myst = extensions["jupyterlab-myst"]
+    status, kind, script = _request(lab["base"], f"/lab/extensions/jupyterlab-myst/{myst['load']}", lab["token"])
+    assert status == 200 and "javascript" in kind and len(script) > 100, (
+        f"the server does not serve jupyterlab-myst's entry point {myst['load']}: {status} {kind}"
+    )
+
+
+def _dry_run(root, venv, *args):
+    done = subprocess.run(["make", "--no-print-directory", "-n", *args, f"VENV={venv}", f"PYTHON={sys.executable}"],
+                          cwd=root, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+def test_make_lab_installs_once(root, tmp_path):
+    """The first `make lab` installs the book and lab extras (not test, not torch); later ones start JupyterLab only."""
+    if not shutil.which("make"):
+        pytest.skip("make is not installed")
+    version = "%d.%d" % sys.version_info[:2]
+    venv = tmp_path / "venv"
+    (venv / "bin").mkdir(parents=True)
+    (venv / "bin" / "python").symlink_to(sys.executable)
+    first = _dry_run(root, venv, "lab")
+    installs = re.findall(r"pip install .* -e \"\.\[(\w+)\]\"", first)
+    assert installs == ["book", "lab"], f"a first `make lab` installs the extras {installs}:\n{first}"
+    later = time.time() + 5  # stamps newer than pyproject.toml and the lock, as after that first run
+    for extra in installs:
+        stamp = venv / f".installed-py{version}-{extra}"
+        stamp.touch()
+        os.utime(stamp, (later, later))
+    again = _dry_run(root, venv, "lab")
+    assert "pip" not in again, f"a second `make lab` runs pip again:\n{again}"
+    assert re.search(r"jupyter lab .*chapters$", again.strip()), again

@@ -108,3 +108,117 @@ def test_every_figure_has_caption_and_alt_text(chapter):
             assert meta.get("figure", {}).get("caption"), f"{chapter.name} cell [{i}]: a figure without a caption"
             assert meta.get("figure", {}).get("name"), f"{chapter.name} cell [{i}]: a figure without a name"
             assert meta.get("image", {}).get("alt"), f"{chapter.name} cell [{i}]: a figure without alt text"
+
+
+# Exercises in JupyterLab. A solution is folded there by cell metadata JupyterLab honours: each of its cells is
+# `"jupyter": {"source_hidden": true}` (code cells also `"outputs_hidden": true`), while the exercise and its starter
+# cell stay open. "Run All" then leaves the exercise to the reader: the starter cell, run with its blanks (`...`),
+# gets the checker's "Not yet" hint instead of an error that would stop the run, and it reads no name that only a
+# solution defines, so the solution (run too, folded) never answers for the reader when the starter is run again.
+# The stored outputs stay meaningful for nbval: the starter's hint and the solution's "Right".
+
+def _exercises(nb):
+    """Each exercise as {"label", "starters": [code cells], "solution": [cells], "end": index or None}."""
+    found, current, part = [], None, None
+    for i, cell in enumerate(nb["cells"]):
+        text = "".join(cell["source"]) if cell["cell_type"] == "markdown" else ""
+        if "{solution-end}" in text and current is not None:
+            current["end"], part = i, None
+        if "{exercise}" in text:
+            label = re.search(r":label: (\S+)", text.split("{exercise}", 1)[1])
+            current = {"label": label.group(1) if label else f"cell {i}", "starters": [], "solution": [], "end": None}
+            found.append(current)
+            part = "starters"
+        if "{solution-start}" in text:
+            part = "solution"
+            current["solution"].append(i)
+            continue
+        if part == "starters" and cell["cell_type"] == "code":
+            current["starters"].append(i)
+        elif part == "solution" and "{solution-end}" not in text:
+            current["solution"].append(i)
+    return found
+
+
+def _hidden(cell):
+    return cell["metadata"].get("jupyter", {})
+
+
+def _names(source):
+    """(names read, names bound) anywhere in a cell's code; IPython magics are left out."""
+    import ast
+    import builtins
+
+    tree = ast.parse("\n".join(line for line in source.splitlines() if not line.lstrip().startswith(("%", "!"))))
+    read, bound = set(), set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name):
+            (read if isinstance(node.ctx, ast.Load) else bound).add(node.id)
+        elif isinstance(node, (ast.FunctionDef, ast.ClassDef)):
+            bound.add(node.name)
+        elif isinstance(node, ast.arg):
+            bound.add(node.arg)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            bound.update((a.asname or a.name).split(".")[0] for a in node.names)
+        elif isinstance(node, ast.ExceptHandler) and node.name:
+            bound.add(node.name)
+    return read - set(dir(builtins)), bound
+
+
+def _text(cell):
+    return "".join("".join(out.get("text", "")) + "".join(out.get("data", {}).get("text/plain", ""))
+                   for out in cell["outputs"])
+
+
+def test_every_solution_is_folded_in_jupyterlab_and_nothing_else(chapter):
+    nb = load(chapter)
+    exercises = _exercises(nb)
+    assert exercises, f"{chapter.name} has no exercise"
+    folded = set()
+    for ex in exercises:
+        assert ex["solution"] and ex["end"] is not None, f"{chapter.name} {ex['label']}: no solution-start/-end"
+        cells = list(ex["solution"])
+        if "{exercise}" not in "".join(nb["cells"][ex["end"]]["source"]):
+            cells.append(ex["end"])  # a closing cell that also opens the next exercise stays open
+        for i in cells:
+            cell, meta = nb["cells"][i], _hidden(nb["cells"][i])
+            assert meta.get("source_hidden") is True, (
+                f"{chapter.name} {ex['label']}: cell {i} of the solution is open in JupyterLab "
+                "(its metadata needs \"jupyter\": {\"source_hidden\": true})"
+            )
+            if cell["cell_type"] == "code":
+                assert meta.get("outputs_hidden") is True, f"{chapter.name} {ex['label']}: cell {i} shows its output"
+        folded.update(cells)
+    for i, cell in enumerate(nb["cells"]):
+        if i not in folded:
+            meta = _hidden(cell)
+            assert not meta.get("source_hidden") and not meta.get("outputs_hidden"), (
+                f"{chapter.name}: cell {i} is folded in JupyterLab but belongs to no solution"
+            )
+
+
+def test_run_all_leaves_every_exercise_to_the_reader(chapter):
+    nb = load(chapter)
+    in_solution = {i for ex in _exercises(nb) for i in ex["solution"]}
+    for ex in _exercises(nb):
+        assert ex["starters"], f"{chapter.name} {ex['label']}: no starter cell for the reader's answer"
+        for i in ex["starters"]:
+            starter = nb["cells"][i]
+            assert _text(starter).lstrip().startswith("Not yet"), (
+                f"{chapter.name} {ex['label']}: run as stored (blanks unfilled), the starter cell {i} prints "
+                f"{_text(starter)[:120]!r}, not the checker's 'Not yet' hint"
+            )
+            read, bound = _names("".join(starter["source"]))
+            visible_before = set()
+            for j, cell in enumerate(nb["cells"][:i]):
+                if cell["cell_type"] == "code" and j not in in_solution:
+                    visible_before |= _names("".join(cell["source"]))[1]
+            borrowed = sorted(read - bound - visible_before)
+            assert not borrowed, (
+                f"{chapter.name} {ex['label']}: the starter cell {i} reads {borrowed}, which no open cell above it "
+                "defines: after Run All a folded solution would answer for the reader"
+            )
+        answers = [_text(nb["cells"][i]) for i in ex["solution"] if nb["cells"][i]["cell_type"] == "code"]
+        assert any("Right" in text for text in answers), (
+            f"{chapter.name} {ex['label']}: no solution cell stores the checker's 'Right'"
+        )

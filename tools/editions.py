@@ -165,7 +165,38 @@ def build(lang):
                        str(ROOT), str(ROOT / "_build" / "html" / lang)])
 
 
+def normalise_catalogs(folder, locales=LOCALES, lang="zh_TW"):
+    """Make the catalogs in ``folder`` (templates ``.pot`` or catalogs ``.po``) independent of where and when the
+    messages were extracted; returns the files changed.
+
+    Sphinx writes each location relative to its output folder, so the ``#:`` comments' depth follows the build path,
+    and it stamps ``POT-Creation-Date`` with the time of extraction; ``sphinx-intl update`` copies both into every
+    catalog it rewrites, so a one-word change would rewrite every location and the header. Here each location becomes
+    the source's path from the project root behind ``../../../`` (from ``locales/<lang>/LC_MESSAGES/`` up to the
+    root), and a template's creation date stays the one the ``lang`` catalog of its page already has. ``make
+    catalogs`` runs it (``python tools/editions.py normalise-catalogs FOLDER``) on the fresh templates before
+    ``sphinx-intl update`` and on the updated catalogs after it.
+    """
+    folder, changed = Path(folder), []
+    date = re.compile(r'^"POT-Creation-Date: [^"]*"$', re.M)
+    for path in sorted([*folder.rglob("*.pot"), *folder.rglob("*.po")]):
+        text = path.read_text(encoding="utf-8")
+        new = re.sub(r"^#: .*$", lambda line: re.sub(r"(?<=[: ])(?:\.\./)+", "../../../", line.group(0)), text,
+                     flags=re.M)
+        po = locales / lang / "LC_MESSAGES" / path.relative_to(folder).with_suffix(".po")
+        kept = path.suffix == ".pot" and po.exists() and date.search(po.read_text(encoding="utf-8"))
+        if kept:
+            new = date.sub(lambda _: kept.group(0), new, count=1)
+        if new != text:
+            path.write_text(new, encoding="utf-8")
+            changed.append(path)
+    return changed
+
+
 def main(argv):
+    if len(argv) == 2 and argv[0] == "normalise-catalogs":
+        normalise_catalogs(argv[1])
+        return 0
     if len(argv) == 2 and argv[0] == "build" and argv[1] in TRANSLATIONS:
         return build(argv[1])
     if argv == ["sphinx-conf"]:

@@ -1,0 +1,91 @@
+"""What each make command installs, read from dry runs (`make -n`) in an empty environment folder: nothing runs.
+
+`make book` installs what the site needs and nothing else; `make test` adds the test tools and JupyterLab; PyTorch
+(the multi-GB CUDA build on Linux) comes only with TORCH=1, on every Python, and `make bench`, which compares with
+PyTorch, stops without it. CI opts in for its first pass. `make help` names every command.
+"""
+
+import re
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+from conftest import ROOT
+
+pytestmark = pytest.mark.skipif(not shutil.which("make"), reason="make is not installed")
+
+
+def dry_run(*args, venv, check=True):
+    done = subprocess.run(["make", "-n", "--no-print-directory", *args, f"VENV={venv}", f"PYTHON={sys.executable}"],
+                          cwd=ROOT, capture_output=True, text=True, timeout=60)
+    if check:
+        assert done.returncode == 0, done.stderr
+    return done
+
+
+def extras(plan):
+    """The extras the plan pip-installs, in order, each once."""
+    found = re.findall(r"pip install .* -e \"\.\[([\w,]+)\]\"", plan)
+    return list(dict.fromkeys(e for group in found for e in group.split(",")))
+
+
+@pytest.fixture
+def venv(tmp_path):
+    """An environment folder with a python in it and nothing installed (no stamps)."""
+    (tmp_path / "bin").mkdir()
+    (tmp_path / "bin" / "python").symlink_to(sys.executable)
+    return tmp_path
+
+
+def test_make_book_installs_only_the_book_extra(venv):
+    assert extras(dry_run("book", venv=venv).stdout) == ["book"]
+
+
+@pytest.mark.parametrize("torch, expected", [(None, ["book", "test", "lab"]), ("1", ["book", "test", "lab", "torch"]),
+                                             ("0", ["book", "test", "lab"])])
+def test_make_test_installs_torch_only_when_asked(venv, torch, expected):
+    args = ["test"] + ([f"TORCH={torch}"] if torch else [])
+    assert extras(dry_run(*args, venv=venv).stdout) == expected
+
+
+def test_torch_is_opt_in_on_every_python():
+    makefile = (ROOT / "Makefile").read_text(encoding="utf-8")
+    defaults = re.findall(r"^TORCH\s*\??=\s*(.*)$", makefile, flags=re.M)
+    assert defaults == ["0"], f"TORCH's default is {defaults}: it must be 0, whatever the Python"
+
+
+def test_make_bench_needs_torch_1(venv):
+    refused = dry_run("bench", venv=venv, check=False)
+    assert refused.returncode != 0 and "TORCH=1" in refused.stderr, refused.stderr
+    assert "pip install" not in refused.stdout, f"make bench without TORCH=1 installs:\n{refused.stdout}"
+    plan = dry_run("bench", "TORCH=1", venv=venv).stdout
+    assert extras(plan) == ["bench", "torch"] and "benchmarks.run" in plan
+
+
+def test_make_unit_runs_no_browser_notebook_or_site_test(venv):
+    plan = dry_run("unit", venv=venv).stdout
+    line = next(line for line in plan.replace("\\\n", " ").splitlines() if " -m pytest " in line)
+    assert "--nbval" not in line and "chapters" not in line.split()
+    assert '-m "not browser"' in line
+    for slow in ("test_browser", "test_site_offline", "test_editions_site", "test_pdf", "test_lab"):
+        assert f"--ignore=tests/{slow}.py" in line, f"make unit runs tests/{slow}.py"
+
+
+def test_ci_opts_in_to_torch_for_its_first_pass():
+    run = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
+    first = run.index("\nmake test\n")
+    assert re.search(r"^export .*\bTORCH=1\b", run[:first], flags=re.M), ".ci/run's first pass does not set TORCH=1"
+    second = [line for line in run.splitlines() if line.startswith("make test ")]
+    assert len(second) == 1 and "TORCH=0" in second[0]
+
+
+def test_make_help_names_every_command():
+    makefile = (ROOT / "Makefile").read_text(encoding="utf-8")
+    targets = set(re.findall(r"^([a-z][\w-]*):(?!=)", makefile, flags=re.M)) - {"bench-needs-torch"}
+    shown = subprocess.run(["make", "--no-print-directory", "help"], cwd=ROOT, capture_output=True, text=True,
+                           timeout=60).stdout
+    missing = sorted(t for t in targets if not re.search(rf"^make {re.escape(t)}\b", shown, flags=re.M))
+    assert {"book", "test", "unit", "python", "editions", "test-other-blas", "clean"} <= targets
+    assert not missing, f"make help does not name: {missing}"
