@@ -58,6 +58,7 @@ setup: $(STAMP)
 book: setup
 	$(JB)
 	$(MAKE) --no-print-directory editions
+	$(BIN)/python tools/archive.py  # every chapter, the attn wheel and how to run them, in one zip in the site
 	@if [ -f $(PDF) ]; then cp $(PDF) _build/html/; fi  # the home page's "Download the book as PDF" (make pdf)
 	@echo
 	@echo "The site is built. Open $(abspath _build/html/index.html) in a browser (it works offline)."
@@ -68,6 +69,7 @@ book: setup
 test: setup
 	$(JB) --quiet
 	$(MAKE) --no-print-directory editions
+	$(BIN)/python tools/archive.py
 	$(BIN)/python -m pytest $(NBVAL) -n 2 --dist loadfile $(PYTEST_ARGS) tests chapters
 	$(MAKE) --no-print-directory test-other-blas
 
