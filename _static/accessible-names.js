@@ -25,20 +25,35 @@
     }
   }
 
+  // An icon's title: its title attribute, or, once Font Awesome has swapped the <i> for an <svg>, the <title> inside.
+  function iconTitle(icon) {
+    const inner = icon.querySelector("title");
+    return inner ? inner.textContent : icon.getAttribute("title") || "";
+  }
+
+  function setIconTitle(icon, text) {
+    const inner = icon.querySelector("title");
+    if (inner && inner.textContent !== text) {
+      inner.textContent = text;
+    } else if (!inner && icon.getAttribute("title") !== text) {
+      icon.setAttribute("title", text);
+    }
+  }
+
   function nameColorModeButtons() {
     const mode = document.documentElement.dataset.mode || "auto";
     for (const button of document.querySelectorAll(".theme-switch-button")) {
       const label = words ? words.colorMode : button.getAttribute("data-bs-title") || "Color mode";
-      const icons = button.querySelectorAll(".theme-switch[data-mode]");
-      let shown = "";
+      const icons = Array.from(button.querySelectorAll("[data-mode]"));
       for (const icon of icons) {
-        if (words && words[icon.dataset.mode] && icon.title !== words[icon.dataset.mode]) {
-          icon.title = words[icon.dataset.mode];
-        }
-        if (icon.dataset.mode === mode) {
-          shown = icon.title;
+        if (words && words[icon.dataset.mode]) {
+          setIconTitle(icon, words[icon.dataset.mode]);
         }
       }
+      // The icon the stylesheet shows is the one of <html data-mode>; failing that, whichever is displayed.
+      const shownIcon = icons.find((icon) => icon.dataset.mode === mode)
+        || icons.find((icon) => getComputedStyle(icon).display !== "none");
+      const shown = shownIcon ? iconTitle(shownIcon) : "";
       const name = shown ? `${label}: ${shown}` : label;
       if (button.getAttribute("aria-label") !== name) {
         button.setAttribute("aria-label", name);
@@ -50,9 +65,12 @@
     nameFromContent("details.hide > summary[aria-label]");
     nameFromContent(".search-button-field[aria-label]");
     nameColorModeButtons();
-    // The theme sets <html data-mode> when the reader switches (and on load, from the stored choice).
+    // The theme sets <html data-mode> when the reader switches; Font Awesome replaces the icons after loading.
     new MutationObserver(nameColorModeButtons).observe(document.documentElement,
       { attributes: true, attributeFilter: ["data-mode"] });
+    for (const button of document.querySelectorAll(".theme-switch-button")) {
+      new MutationObserver(nameColorModeButtons).observe(button, { childList: true, subtree: true });
+    }
   }
 
   if (document.readyState === "loading") {
