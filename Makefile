@@ -70,6 +70,7 @@ LAB_SETUP  := $(call stamp,book lab)
 book: $(BOOK_SETUP)
 	$(JB)
 	$(MAKE) --no-print-directory editions
+	$(BIN)/python tools/archive.py  # every chapter, the attn wheel and how to run them, in one zip in the site
 	@if [ -f $(PDF) ]; then cp $(PDF) _build/html/; fi  # the home page's "Download the book as PDF" (make pdf)
 	@echo
 	@echo "The site is built. Open $(abspath _build/html/index.html) in a browser (it works offline)."
@@ -80,6 +81,7 @@ book: $(BOOK_SETUP)
 test: $(TEST_SETUP)
 	$(JB) --quiet
 	$(MAKE) --no-print-directory editions
+	$(BIN)/python tools/archive.py
 	$(BIN)/python -m pytest $(NBVAL) -n 2 --dist loadfile $(PYTEST_ARGS) tests chapters
 	$(MAKE) --no-print-directory test-other-blas
 
