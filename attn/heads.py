@@ -262,8 +262,8 @@ def head_projection(W_head, W):
     return W_head @ W  # (h, d_k, d_q) x (d_q, d) -> (h, d_k, d)
 
 
-def parameter_count(d, h, d_k=None, d_v=None, d_out=None, *, bias=False):
-    """How many numbers a multi-head self-attention layer learns.
+def parameter_breakdown(d, h, d_k=None, d_v=None, d_out=None, *, bias=False):
+    """How many numbers each matrix of a multi-head self-attention layer holds.
 
     Parameters
     ----------
@@ -281,12 +281,18 @@ def parameter_count(d, h, d_k=None, d_v=None, d_out=None, *, bias=False):
     Returns
     -------
     dict
-        Counts for "W_q", "W_k", "W_v", "W_o" (bias included when asked) and "total".
+        One int per matrix, under "W_q", "W_k", "W_v" and "W_o" (its bias included when asked).
+        :func:`parameter_count` is their sum.
 
     Notes
     -----
     W_q, W_k: h*d_k*d each; W_v: h*d_v*d; W_o: d_out*h*d_v. With d_k = d_v = d/h and
-    d_out = d the total is 4 d^2 whatever h is.
+    d_out = d each is d^2 whatever h is.
+
+    Examples
+    --------
+    >>> parameter_breakdown(80, 2)
+    {'W_q': 6400, 'W_k': 6400, 'W_v': 6400, 'W_o': 6400}
     """
     d, h = check_count("d", d, 1), _check_h(h)
     if (d_k is None or d_v is None) and d % h != 0:
@@ -295,14 +301,34 @@ def parameter_count(d, h, d_k=None, d_v=None, d_out=None, *, bias=False):
     d_v = d // h if d_v is None else check_count("d_v", d_v, 1)
     d_out = d if d_out is None else check_count("d_out", d_out, 1)
     extra = 1 if bias else 0
-    counts = {
+    return {
         "W_q": h * d_k * (d + extra),
         "W_k": h * d_k * (d + extra),
         "W_v": h * d_v * (d + extra),
         "W_o": d_out * (h * d_v + extra),
     }
-    counts["total"] = sum(counts.values())
-    return counts
+
+
+def parameter_count(d, h, d_k=None, d_v=None, d_out=None, *, bias=False):
+    """How many numbers a multi-head self-attention layer learns, in all.
+
+    Parameters
+    ----------
+    d, h, d_k, d_v, d_out, bias
+        As in :func:`parameter_breakdown`.
+
+    Returns
+    -------
+    int
+        The sum of :func:`parameter_breakdown` over W_q, W_k, W_v and W_o. With d_k = d_v = d/h
+        and d_out = d it is 4 d^2 whatever h is (4 d^2 + 4 d with biases).
+
+    Examples
+    --------
+    >>> parameter_count(80, 2), parameter_count(80, 8)
+    (25600, 25600)
+    """
+    return sum(parameter_breakdown(d, h, d_k, d_v, d_out, bias=bias).values())
 
 
 TOY_WORDS = ("cat", "purrs", "sun", "shines", "rain", "falls")

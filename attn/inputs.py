@@ -31,7 +31,7 @@ VOCABULARY = ("run", "jump", "dog", "rabbit", "cat", "tree", "flower")
 #: Names of the hand-made embedding dimensions (rows of :data:`EMBEDDINGS`).
 EMBEDDING_AXES = ("is an action", "is an animal", "is a plant", "has legs")
 
-#: A hand-made word-embedding table E, shape (4, 7): column w is the embedding of VOCABULARY[w].
+#: A hand-made word-embedding table W_emb, shape (4, 7): column w is the embedding of VOCABULARY[w].
 #: The values are chosen, not learned, so that run/jump, dog/rabbit/cat and tree/flower cluster.
 EMBEDDINGS = np.array(
     [
@@ -104,13 +104,13 @@ def embed(words, table=EMBEDDINGS, vocabulary=VOCABULARY):
     ----------
     words : sequence of str, length N
     table : (d, n_vocab) ndarray
-        The embedding table E; column w is the embedding of vocabulary[w].
+        The embedding table W_emb; column w is the embedding of vocabulary[w].
     vocabulary : sequence of str, length n_vocab
 
     Returns
     -------
     I : (d, N) ndarray
-        Column i is the embedding E o_w of words[i]; equals ``table @ one_hot(words, vocabulary)``.
+        Column i is the embedding W_emb o_w of words[i]; equals ``table @ one_hot(words, vocabulary)``.
     """
     words = _check_words("words", words)
     vocabulary = _check_words("vocabulary", vocabulary)

@@ -80,7 +80,7 @@ def row_form_attention(X, W_q, W_k, W_v, *, scale=1.0):
     return P @ V_r, P  # (N, N) x (N, d_v) -> (N, d_v)
 
 
-def count_parameters(d, d_k, d_v):
+def parameter_count(d, d_k, d_v):
     """Number of learned numbers in one self-attention layer: W_q, W_k and W_v.
 
     Parameters
@@ -100,7 +100,7 @@ def count_parameters(d, d_k, d_v):
 
     Examples
     --------
-    >>> count_parameters(4, 2, 3)
+    >>> parameter_count(4, 2, 3)
     28
     """
     d, d_k, d_v = check_count("d", d, 1), check_count("d_k", d_k, 1), check_count("d_v", d_v, 1)

@@ -50,7 +50,7 @@ CALLS = {
                                                                                        key_block=4)],
     "truncated_attention": lambda I, q, k, v, Q, K, V, t: [efficient.truncated_attention(Q, K, V, width=1)],
     "per_vector_fc": lambda I, q, k, v, Q, K, V, t: [window.per_vector_fc(I, q)],
-    "window_fc": lambda I, q, k, v, Q, K, V, t: [window.window_fc(I, np.ones((2, 3 * d), t), k=1)],
+    "window_fc": lambda I, q, k, v, Q, K, V, t: [window.window_fc(I, np.ones((2, 3 * d), t), half_width=1)],
 }
 
 

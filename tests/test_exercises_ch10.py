@@ -159,7 +159,7 @@ def test_window_size_reference_passes():
     ((9.5, 2718), "not a whole number"),
     (("9", 2718), "k should be a whole number"),
     ((9, 2718 - 22), "biases b1 and b2"),
-    ((9, 2718 - 8 * 21), "word embeddings E"),
+    ((9, 2718 - 8 * 21), "word embeddings W_emb"),
     ((9, 5), "counts the weight arrays"),
     ((9, 1000), "add up the sizes of every array"),
 ])

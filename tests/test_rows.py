@@ -64,11 +64,11 @@ def test_rejects_bad_scale():
         rows.row_form_attention(I.T, W_q, W_k, W_v, scale=np.inf)
 
 
-def test_count_parameters():
-    assert rows.count_parameters(4, 2, 3) == 2 * 2 * 4 + 3 * 4
-    assert rows.count_parameters(80, 80, 80) == 3 * 6400
+def test_parameter_count():
+    assert rows.parameter_count(4, 2, 3) == 2 * 2 * 4 + 3 * 4
+    assert rows.parameter_count(80, 80, 80) == 3 * 6400
     I, W_q, W_k, W_v = case(d=3, d_k=2, d_v=4)
-    assert rows.count_parameters(3, 2, 4) == W_q.size + W_k.size + W_v.size
+    assert rows.parameter_count(3, 2, 4) == W_q.size + W_k.size + W_v.size
     for bad in (0, -1, 2.5, True, "3"):
         with pytest.raises(ValueError, match="d must be an integer"):
-            rows.count_parameters(bad, 2, 3)
+            rows.parameter_count(bad, 2, 3)

@@ -178,7 +178,7 @@ def test_every_predict_returns_tags_and_attention_weights_come_from_their_own_fu
         np.testing.assert_array_equal(batch[0], tags)
     A_prime = M.attention_weights(params, tokens)
     scale = 1 / np.sqrt(params["W_q"].shape[0])
-    _, expected = attn.self_attention(params["E"][:, tokens], params["W_q"], params["W_k"], params["W_v"],
+    _, expected = attn.self_attention(params["W_emb"][:, tokens], params["W_q"], params["W_k"], params["W_v"],
                                       scale=scale)
     np.testing.assert_allclose(A_prime, expected, rtol=1e-12)
     assert M.attention_weights(params, tokens[None]).shape == (1, 7, 7)

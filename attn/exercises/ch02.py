@@ -68,8 +68,8 @@ def check_smallest_window(gap, k):
 def check_hw2_first_layer(count):
     """Exercise ex-ch02-params: parameters of a fully connected layer from 11 frames of
     39-dim MFCC (5 each side) to 1024 outputs, weights and biases."""
-    expected = window.window_param_count(39, 5, 1024)
-    if count == window.window_param_count(39, 5, 1024) - 1024:
+    expected = window.window_parameter_count(39, 5, 1024)
+    if count == window.window_parameter_count(39, 5, 1024) - 1024:
         raise AssertionError(f"{count} counts the weights only: every output also has a bias")
     if isinstance(count, float) and count != int(count):
         whole_number("count", count)

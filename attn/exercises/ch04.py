@@ -9,7 +9,7 @@ import numbers
 import numpy as np
 
 from ..core import self_attention, softmax
-from ..rows import count_parameters
+from ..rows import parameter_count
 from ._common import call_logged, call_student, has_loop, whole_number
 
 
@@ -102,7 +102,7 @@ def check_parameter_count(n_128, n_1000):
     str
         A confirmation when both counts are right.
     """
-    expected = count_parameters(80, 80, 80)
+    expected = parameter_count(80, 80, 80)
     for value in (n_128, n_1000):
         if isinstance(value, (bool, np.bool_)) or not isinstance(value, (numbers.Real, np.number)):
             raise AssertionError(f"give two whole numbers, got {n_128!r} and {n_1000!r}")

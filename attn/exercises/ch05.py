@@ -102,7 +102,7 @@ def check_weight_count(count):
     """
     answers = [call_student(count, "count", *case) for case in _COUNT_CASES]
     for case, got in zip(_COUNT_CASES, answers):
-        expected = heads.parameter_count(*case)["total"]
+        expected = heads.parameter_count(*case)
         if got == expected:
             continue
         d, h, d_k, d_v, d_out = case
@@ -110,7 +110,7 @@ def check_weight_count(count):
             if all(a == wrong(*c) for c, a in zip(_COUNT_CASES, answers)):
                 raise AssertionError(f"count(d={d}, h={h}, d_k={d_k}, d_v={d_v}, d_out={d_out}) returned {got}, "
                                      f"expected {expected}. {hint}")
-        parts = heads.parameter_count(*case)
+        parts = heads.parameter_breakdown(*case)
         raise AssertionError(
             f"count(d={d}, h={h}, d_k={d_k}, d_v={d_v}, d_out={d_out}) returned {got}, expected {expected}. "
             f"Count each matrix: every head has W_q and W_k of shape (d_k, d) and W_v of shape (d_v, d); "

@@ -216,8 +216,8 @@ def check_window_size(k, n_params):
     params = train.init_window_model(0, half_width=right_k)
     if n_params == sum(v.size for name, v in params.items() if v.ndim == 2):
         raise AssertionError(f"{n_params} counts the weight matrices only: the biases b1 and b2 are learned too")
-    if n_params == sum(v.size for name, v in params.items() if name != "E"):
-        raise AssertionError(f"{n_params} leaves out the word embeddings E: the tagger learns them too")
+    if n_params == sum(v.size for name, v in params.items() if name != "W_emb"):
+        raise AssertionError(f"{n_params} leaves out the word embeddings W_emb: the tagger learns them too")
     if n_params == len(params):
         raise AssertionError(f"{n_params} counts the weight arrays: add up their sizes, sum(v.size for v in params.values())")
     raise AssertionError(
