@@ -78,13 +78,20 @@ def check_projection(name, W, d, I_shape):
         )
 
 
-def check_mask(mask, N):
-    """Return ``mask`` as a bool (N, N) array in which every query keeps a key."""
+def check_mask(mask, N_k, N_q=None):
+    """Return ``mask`` as a bool (N_k, N_q) array in which every query keeps a key.
+
+    ``mask[j, i]`` says whether query i may attend to key j, as ``A_prime[j, i]`` is indexed. Without
+    ``N_q`` the mask is square: self-attention, N_k = N_q = N.
+    """
     mask = np.asarray(mask)
     if mask.dtype != bool:
         raise ValueError(f"mask must be a boolean array, got dtype {mask.dtype}")
-    if mask.shape != (N, N):
-        raise ValueError(f"mask has shape {mask.shape} but the sequence has N = {N}: it must be ({N}, {N})")
+    if N_q is None and mask.shape != (N_k, N_k):
+        raise ValueError(f"mask has shape {mask.shape} but the sequence has N = {N_k}: it must be ({N_k}, {N_k})")
+    if N_q is not None and mask.shape != (N_k, N_q):
+        raise ValueError(f"mask has shape {mask.shape} but there are {N_k} keys and {N_q} queries: "
+                         f"it must be ({N_k}, {N_q})")
     empty = ~mask.any(axis=0)
     if empty.any():
         i = int(np.argmax(empty))
@@ -101,11 +108,76 @@ def check_sequence(I):
     return I
 
 
+def check_single_head(I, W_q, W_k, W_v):
+    """Check one head's arguments: I (d, N), W_q and W_k (d_k, d), W_v (d_v, d); return them as float arrays."""
+    I = check_sequence(I)
+    W_q = as_array("W_q", W_q, ndim=2)
+    W_k = as_array("W_k", W_k, ndim=2)
+    W_v = as_array("W_v", W_v, ndim=2)
+    d = I.shape[0]
+    for name, W in (("W_q", W_q), ("W_k", W_k), ("W_v", W_v)):
+        check_projection(name, W, d, I.shape)
+    if W_q.shape[0] != W_k.shape[0]:
+        raise ValueError(
+            f"W_q has shape {W_q.shape} and W_k has shape {W_k.shape}: queries and keys "
+            f"must have the same size d_k to take their dot product ({W_q.shape[0]} != {W_k.shape[0]})"
+        )
+    return I, W_q, W_k, W_v
+
+
 def check_count(name, value, minimum):
     """Return ``value`` as an int, or raise ValueError if it is not an integer >= ``minimum``."""
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum:
         raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}")
     return int(value)
+
+
+def check_qkv(Q, K, V):
+    """Check queries, keys and values in column form, ``(..., d_k, N_q)``, ``(..., d_k, N_k)``, ``(..., d_v, N_k)``.
+
+    Leading axes (heads, say) must agree. Returns Q, K and V as float arrays; their common dtype is
+    ``np.result_type(Q, K, V)``.
+    """
+    Q, K, V = as_array("Q", Q), as_array("K", K), as_array("V", V)
+    for name, x in (("Q", Q), ("K", K), ("V", V)):
+        if x.ndim < 2:
+            raise ValueError(f"{name} must have at least 2 axes (d, N) in column form, got shape {x.shape}")
+        if 0 in x.shape:
+            raise ValueError(f"{name} has shape {x.shape}: every axis needs at least one entry (N > 0)")
+    if not Q.shape[:-2] == K.shape[:-2] == V.shape[:-2]:
+        raise ValueError(
+            f"Q, K, V must share their leading (head) axes, got shapes Q {Q.shape}, K {K.shape}, V {V.shape}"
+        )
+    if Q.shape[-2] != K.shape[-2]:
+        raise ValueError(
+            f"Q has shape {Q.shape} and K has shape {K.shape}: queries and keys need the same size d_k "
+            f"({Q.shape[-2]} != {K.shape[-2]})"
+        )
+    if K.shape[-1] != V.shape[-1]:
+        raise ValueError(
+            f"K has shape {K.shape} and V has shape {V.shape}: every key needs a value, so both need "
+            f"the same number of columns N_k ({K.shape[-1]} != {V.shape[-1]})"
+        )
+    return Q, K, V
+
+
+def check_positive_number(name, value):
+    """Return ``value`` as a float, or raise ValueError if it is not a finite number > 0."""
+    try:
+        value = float(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be a positive number, got {value!r}") from None
+    if not np.isfinite(value) or value <= 0:
+        raise ValueError(f"{name} must be a positive number, got {value!r}")
+    return value
+
+
+def check_kernel_size(kernel_size):
+    """Return ``kernel_size`` as an int, or raise ValueError if it is not an odd integer >= 1."""
+    k = check_count("kernel_size", kernel_size, 1)
+    if k % 2 == 0:
+        raise ValueError(f"kernel_size must be odd (a centre pixel and r pixels on each side), got {k}")
+    return k
 
 
 def check_choice(name, value, options):

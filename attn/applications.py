@@ -14,7 +14,7 @@ As everywhere in :mod:`attn`, ``A_prime[j, i]`` is how much query i attends to k
 import numpy as np
 
 from . import core
-from ._checks import as_array, check_count, check_scale, check_sequence
+from ._checks import as_array, check_count, check_scale, check_sequence, check_single_head
 from .inputs import adjacency_from_edges
 
 # --- speech -------------------------------------------------------------------------------------
@@ -50,13 +50,14 @@ def truncated_self_attention_loop(I, W_q, W_k, W_v, width, *, scale=1.0):
     computes all L^2 scores and then discards those outside the band; this loop never
     computes them, which is where the saving of truncated self-attention comes from.
     """
-    I, W_q, W_k, W_v = core._check_single_head(I, W_q, W_k, W_v)  # the core's shape checks and messages
+    I, W_q, W_k, W_v = check_single_head(I, W_q, W_k, W_v)
     width = check_count("width", width, 0)
     scale = check_scale(scale)
     L = I.shape[1]
     Q, K, V = W_q @ I, W_k @ I, W_v @ I  # (d_k, L), (d_k, L), (d_v, L)
-    O = np.zeros((V.shape[0], L))
-    A_prime = np.zeros((L, L))
+    dtype = np.result_type(I, W_q, W_k, W_v)  # float32 in, float32 out, as self_attention
+    O = np.zeros((V.shape[0], L), dtype=dtype)
+    A_prime = np.zeros((L, L), dtype=dtype)
     n_scores = 0
     for i in range(L):
         lo, hi = max(0, i - width), min(L, i + width + 1)  # the keys j = lo ... hi - 1
@@ -73,7 +74,7 @@ def truncated_self_attention_loop(I, W_q, W_k, W_v, width, *, scale=1.0):
 def _check_image(image):
     image = as_array("image", image)
     if image.ndim != 3:
-        raise ValueError(f"image must have shape (height, width, channels), got shape {image.shape}")
+        raise ValueError(f"image must have shape (H, W, C): rows, columns, channels; got shape {image.shape}")
     if 0 in image.shape:
         raise ValueError(f"image has shape {image.shape}: it needs at least one pixel and one channel")
     return image
@@ -105,7 +106,7 @@ def image_to_sequence(image):
     return image.reshape(H * W, C).T  # (H*W, C) -> (C, H*W)
 
 
-def sequence_to_image(I, height, width):
+def sequence_to_image(I, H, W):
     """Put pixel columns back in their place: the inverse of :func:`image_to_sequence`.
 
     Parameters
@@ -113,24 +114,24 @@ def sequence_to_image(I, height, width):
     I : (C, H * W) ndarray or (H * W,) ndarray
         Pixel vectors as columns, or one number per pixel (such as one query's row of
         attention weights, ``A_prime[:, i]``).
-    height, width : int
-        H and W.
+    H, W : int
+        The image's rows and columns.
 
     Returns
     -------
     (H, W, C) ndarray or (H, W) ndarray
         Entry [r, c] is column (or entry) ``r * W + c`` of ``I``.
     """
-    height, width = check_count("height", height, 1), check_count("width", width, 1)
+    H, W = check_count("H", H, 1), check_count("W", W, 1)
     I = as_array("I", I)
-    if I.ndim not in (1, 2) or I.shape[-1] != height * width:
+    if I.ndim not in (1, 2) or I.shape[-1] != H * W:
         raise ValueError(
-            f"I has shape {I.shape} but a {height} x {width} image needs shape (C, {height * width}) "
-            f"or ({height * width},): one column per pixel"
+            f"I has shape {I.shape} but a {H} x {W} image needs shape (C, {H * W}) "
+            f"or ({H * W},): one column per pixel"
         )
     if I.ndim == 1:
-        return I.reshape(height, width)
-    return I.T.reshape(height, width, I.shape[0])  # (H*W, C) -> (H, W, C)
+        return I.reshape(H, W)
+    return I.T.reshape(H, W, I.shape[0])  # (H*W, C) -> (H, W, C)
 
 
 def downsample(image, factor):

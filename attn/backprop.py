@@ -233,7 +233,7 @@ def _cross_entropy(logits, tags):
 
 
 def embedding_backward(dX, tokens, n_vocab):
-    """Gradient of an embedding table E (d, n_vocab) that was read as ``X = E[:, tokens]``.
+    """Gradient of an embedding table W_emb (d, n_vocab) that was read as ``X = W_emb[:, tokens]``.
 
     Parameters
     ----------
@@ -242,11 +242,11 @@ def embedding_backward(dX, tokens, n_vocab):
     tokens : (K,) ndarray of int
         The word id of each column.
     n_vocab : int
-        Number of columns of E.
+        Number of columns of W_emb.
 
     Returns
     -------
-    dE : (d, n_vocab) ndarray
+    dW_emb : (d, n_vocab) ndarray
         Column k sums dX over the positions holding word k. ``np.bincount`` adds in a fixed
         order, so the result does not depend on the number of BLAS threads.
     """

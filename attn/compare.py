@@ -6,7 +6,7 @@ attention matrix is ``A_prime[j, i]``: how much query i attends to key j.
 Three comparisons, each small enough to check exactly:
 
 * **CNN.** An image of C channels and H x W pixels is a set of H W vectors of size C
-  (:func:`image_to_sequence`). A 3 x 3 convolution (:func:`conv2d`, written plainly)
+  (:func:`attn.applications.image_to_sequence`). A 3 x 3 convolution (:func:`conv2d`, written plainly)
   equals multi-head self-attention with 9 heads, one per offset of the 3 x 3
   neighbourhood, each attending with weight exactly 1 to the pixel at its offset
   (:func:`conv_as_attention`, after Cordonnier, Loukas and Jaggi 2020). Zero padding is
@@ -22,23 +22,29 @@ Three comparisons, each small enough to check exactly:
   (Katharopoulos et al. 2020).
 """
 
-from collections import deque
-
 import numpy as np
 
-from ._checks import as_array, check_count, check_positive_length, check_sequence
+from . import applications
+from ._checks import as_array, check_count, check_kernel_size, check_sequence
 from .core import self_attention
+# Chapter 8 reads the dependency graphs and linear attention as compare.<name>: they live in their own modules.
+from .dependencies import (attention_dependencies, conv_dependencies, conv_layers_to_connect, path_length,
+                           rnn_dependencies, sequential_steps)
+from .linear_attention import elu_feature_map, linear_attention, linear_attention_recurrent, linear_attention_step
+
+__all__ = [
+    "neighbourhood_offsets", "conv2d", "offset_mask", "conv_output_projection", "conv_as_attention",
+    "rnn_step", "rnn", "rnn_parallel_rounds",
+    # from attn.dependencies
+    "rnn_dependencies", "attention_dependencies", "conv_dependencies", "sequential_steps", "path_length",
+    "conv_layers_to_connect",
+    # from attn.linear_attention
+    "elu_feature_map", "linear_attention", "linear_attention_step", "linear_attention_recurrent",
+]
 
 # --------------------------------------------------------------------------------------------
 # CNN: a convolution is self-attention with a fixed receptive field
 # --------------------------------------------------------------------------------------------
-
-
-def _check_size(kernel_size):
-    k = check_count("kernel_size", kernel_size, 1)
-    if k % 2 == 0:
-        raise ValueError(f"kernel_size must be odd (a centre pixel and r pixels on each side), got {k}")
-    return k
 
 
 def neighbourhood_offsets(kernel_size=3):
@@ -60,56 +66,15 @@ def neighbourhood_offsets(kernel_size=3):
     >>> neighbourhood_offsets(3)[:4]
     [(-1, -1), (-1, 0), (-1, 1), (0, -1)]
     """
-    r = _check_size(kernel_size) // 2
+    r = check_kernel_size(kernel_size) // 2
     return [(dr, dc) for dr in range(-r, r + 1) for dc in range(-r, r + 1)]
 
 
-def _check_image(image):
+def _check_conv(image, kernel):
+    """A convolution's image is (C_in, H, W), channels first, as CNN libraries store it."""
     image = as_array("image", image, ndim=3)
     if 0 in image.shape:
         raise ValueError(f"image has shape {image.shape}: it needs at least one channel and one pixel (C, H, W)")
-    return image
-
-
-def image_to_sequence(image):
-    """An image as the set of its pixel vectors (lecture part 下, slide 34).
-
-    Parameters
-    ----------
-    image : (C, H, W) ndarray
-        C channels of H x W pixels.
-
-    Returns
-    -------
-    I : (C, H*W) ndarray
-        Column r*W + c is the pixel in row r, column c (rows first).
-    """
-    image = _check_image(image)
-    C, H, W = image.shape
-    return image.reshape(C, H * W)
-
-
-def sequence_to_image(O, H, W):
-    """Put the columns of a sequence back on an H x W grid: the inverse of :func:`image_to_sequence`.
-
-    Parameters
-    ----------
-    O : (C, H*W) ndarray
-    H, W : int
-
-    Returns
-    -------
-    (C, H, W) ndarray
-    """
-    O = as_array("O", O, ndim=2)
-    H, W = check_count("H", H, 1), check_count("W", W, 1)
-    if O.shape[1] != H * W:
-        raise ValueError(f"O has shape {O.shape} but an image of {H} x {W} pixels needs {H * W} columns")
-    return O.reshape(O.shape[0], H, W)
-
-
-def _check_conv(image, kernel):
-    image = _check_image(image)
     kernel = as_array("kernel", kernel, ndim=4)
     C_out, C_in, k, k2 = kernel.shape
     if k != k2 or k % 2 == 0 or C_out == 0:
@@ -242,13 +207,15 @@ def conv_as_attention(image, kernel):
     """
     image, kernel = _check_conv(image, kernel)
     C_in, H, W = image.shape
-    I = np.concatenate([image_to_sequence(image), np.zeros((C_in, 1))], axis=1)  # (C_in, H*W + 1)
-    zeros, identity = np.zeros((1, C_in)), np.eye(C_in)
+    dtype = np.result_type(image, kernel)
+    pixels = applications.image_to_sequence(image.transpose(1, 2, 0))  # (C_in, H*W): channels last, as the lecture draws it
+    I = np.concatenate([pixels, np.zeros((C_in, 1), dtype)], axis=1)  # (C_in, H*W + 1)
+    zeros, identity = np.zeros((1, C_in), dtype), np.eye(C_in, dtype=dtype)
     heads = [self_attention(I, zeros, zeros, identity, mask=offset_mask(H, W, o))
              for o in neighbourhood_offsets(kernel.shape[-1])]
     B = np.concatenate([O_m for O_m, _ in heads], axis=0)  # (k*k*C_in, H*W + 1): b^{i,1..h} stacked
     O = conv_output_projection(kernel) @ B  # (C_out, k*k*C_in) x (k*k*C_in, H*W + 1)
-    return sequence_to_image(O[:, :-1], H, W), np.stack([A_m for _, A_m in heads])
+    return applications.sequence_to_image(O[:, :-1], H, W).transpose(2, 0, 1), np.stack([A_m for _, A_m in heads])
 
 
 # --------------------------------------------------------------------------------------------
@@ -267,7 +234,7 @@ def _check_rnn(I, W_h, W_x, h0):
         raise ValueError(
             f"W_x has shape {W_x.shape} but W_h is {W_h.shape} and I is {I.shape}: W_x must be ({d_h}, {I.shape[0]})"
         )
-    h0 = np.zeros(d_h) if h0 is None else as_array("h0", h0, ndim=1)
+    h0 = np.zeros(d_h, np.result_type(I, W_h, W_x)) if h0 is None else as_array("h0", h0, ndim=1)
     if h0.shape != (d_h,):
         raise ValueError(f"h0 has shape {h0.shape} but W_h is {W_h.shape}: h0 must be ({d_h},)")
     return I, W_h, W_x, h0
@@ -329,7 +296,7 @@ def rnn(I, W_h, W_x, h0=None):
         N steps run one after another.
     """
     I, W_h, W_x, h = _check_rnn(I, W_h, W_x, h0)
-    H = np.empty((W_h.shape[0], I.shape[1]))
+    H = np.empty((W_h.shape[0], I.shape[1]), dtype=np.result_type(I, W_h, W_x, h))
     for t in range(I.shape[1]):
         h = _step(h, I[:, t], W_h, W_x)
         H[:, t] = h
@@ -369,306 +336,3 @@ def rnn_parallel_rounds(I, W_h, W_x, h0=None):
         if wrong[-1] == 0:
             break
     return len(wrong), wrong
-
-
-def rnn_dependencies(N):
-    """What each memory of an RNN is computed from.
-
-    Parameters
-    ----------
-    N : int
-        Sequence length.
-
-    Returns
-    -------
-    dict
-        ``deps[("h", t)]`` is the tuple of nodes that h^t reads: ``("h", t-1)`` (except for t = 0)
-        and the input ``("a", t)``. Positions count from 0.
-    """
-    N = check_count("N", N, 1)
-    return {("h", t): ((("h", t - 1),) if t > 0 else ()) + (("a", t),) for t in range(N)}
-
-
-def attention_dependencies(N):
-    """What each output of self-attention is computed from: every input, directly.
-
-    Parameters
-    ----------
-    N : int
-
-    Returns
-    -------
-    dict
-        ``deps[("b", i)]`` is ``(("a", 0), ..., ("a", N-1))``.
-    """
-    N = check_count("N", N, 1)
-    inputs = tuple(("a", j) for j in range(N))
-    return {("b", i): inputs for i in range(N)}
-
-
-def conv_dependencies(N, kernel_size, layers):
-    """What each output of a stack of 1-D convolutions is computed from.
-
-    Parameters
-    ----------
-    N : int
-        Sequence length.
-    kernel_size : int
-        Odd width k of each layer's window.
-    layers : int
-        Number of stacked layers.
-
-    Returns
-    -------
-    dict
-        ``deps[("conv", l, t)]`` (layer l = 1 ... layers) reads positions t - r ... t + r of the layer
-        below (r = (k-1)/2, clipped at the ends); layer 0 is the input ``("a", t)``.
-    """
-    N, layers = check_count("N", N, 1), check_count("layers", layers, 1)
-    r = _check_size(kernel_size) // 2
-
-    def node(l, t):
-        return ("a", t) if l == 0 else ("conv", l, t)
-
-    return {node(l, t): tuple(node(l - 1, s) for s in range(max(0, t - r), min(N, t + r + 1)))
-            for l in range(1, layers + 1) for t in range(N)}
-
-
-def _check_deps(deps):
-    if not isinstance(deps, dict) or not deps:
-        raise ValueError(f"deps must be a non-empty dict node -> tuple of nodes, got {type(deps).__name__}")
-
-
-def sequential_steps(deps):
-    """The number of steps that must run one after another: the longest chain of dependent computations.
-
-    Parameters
-    ----------
-    deps : dict
-        Node -> the nodes it is computed from (as from :func:`rnn_dependencies`). Nodes that are
-        not keys are inputs, available at step 0.
-
-    Returns
-    -------
-    int
-        The largest depth, where an input has depth 0 and a computed node has
-        1 + the largest depth of what it reads. Everything of the same depth can run in parallel.
-    """
-    _check_deps(deps)
-    depth = {}
-    for start in deps:
-        if start in depth:
-            continue
-        stack, on_path = [(start, iter(deps[start]))], {start}
-        while stack:  # depth-first without recursion, so long chains are fine
-            node, parents = stack[-1]
-            for p in parents:
-                if p in deps and p not in depth:
-                    if p in on_path:
-                        raise ValueError(f"deps has a cycle: {p!r} depends on itself")
-                    on_path.add(p)
-                    stack.append((p, iter(deps[p])))
-                    break
-            else:  # every parent has its depth
-                depth[node] = 1 + max((depth.get(p, 0) for p in deps[node]), default=0)
-                on_path.discard(node)
-                stack.pop()
-    return max(depth.values())
-
-
-def path_length(deps, source, target):
-    """The fewest computations information passes through from ``source`` to ``target``.
-
-    Parameters
-    ----------
-    deps : dict
-        Node -> the nodes it is computed from.
-    source, target : hashable
-        Two nodes, e.g. ``("a", 0)`` and ``("h", N - 1)``.
-
-    Returns
-    -------
-    int or None
-        The number of edges on the shortest path from source to target, or None when target does
-        not depend on source at all.
-    """
-    _check_deps(deps)
-    readers = {}
-    for node, parents in deps.items():
-        for p in parents:
-            readers.setdefault(p, []).append(node)
-    if source not in readers and source not in deps:
-        raise ValueError(f"source {source!r} is not a node of deps")
-    if target not in deps:
-        raise ValueError(f"target {target!r} is not a computed node of deps")
-    seen, queue = {source: 0}, deque([source])
-    while queue:  # breadth first: the first time target is reached is the shortest path
-        node = queue.popleft()
-        if node == target:
-            return seen[node]
-        for nxt in readers.get(node, ()):
-            if nxt not in seen:
-                seen[nxt] = seen[node] + 1
-                queue.append(nxt)
-    return None
-
-
-def conv_layers_to_connect(N, kernel_size):
-    """How many stacked 1-D convolution layers it takes before output N depends on input 1.
-
-    Parameters
-    ----------
-    N : int
-        Sequence length, at least 2.
-    kernel_size : int
-        Odd width of each layer's window, at least 3.
-
-    Returns
-    -------
-    int
-        The smallest number of layers L for which :func:`path_length` from ``("a", 0)`` to
-        ``("conv", L, N - 1)`` exists; found by building the stacks, not from a formula.
-    """
-    N = check_count("N", N, 2)
-    k = _check_size(kernel_size)
-    if k < 3:
-        raise ValueError(f"kernel_size must be at least 3 to reach a neighbour, got {k}")
-    layers = 1
-    while path_length(conv_dependencies(N, k, layers), ("a", 0), ("conv", layers, N - 1)) is None:
-        layers += 1
-    return layers
-
-
-# --------------------------------------------------------------------------------------------
-# Linear attention: the same attention in parallel or as a recurrence
-# --------------------------------------------------------------------------------------------
-
-
-def elu_feature_map(x):
-    """phi(x) = elu(x) + 1, the feature map of Katharopoulos et al. (2020); positive everywhere.
-
-    Parameters
-    ----------
-    x : (...) ndarray
-
-    Returns
-    -------
-    ndarray
-        x + 1 where x > 0 and exp(x) where x <= 0; same shape as x.
-    """
-    x = as_array("x", x)
-    return np.where(x > 0, x + 1.0, np.exp(np.minimum(x, 0.0)))
-
-
-def _check_qkv(Q, K, V):
-    Q = as_array("Q", Q, ndim=2)
-    K = as_array("K", K, ndim=2)
-    V = as_array("V", V, ndim=2)
-    check_positive_length("Q", Q, axis=1)
-    if Q.shape != K.shape:
-        raise ValueError(f"Q has shape {Q.shape} and K has shape {K.shape}: self-attention needs both (d_k, N)")
-    if V.shape[1] != K.shape[1]:
-        raise ValueError(f"V has shape {V.shape} but K has shape {K.shape}: one value per key, N = {K.shape[1]}")
-    return Q, K, V
-
-
-def linear_attention(Q, K, V, *, causal=False):
-    """Linear attention in the lecture's matrix form: the scores exp(k . q) become phi(k) . phi(q).
-
-    Parameters
-    ----------
-    Q, K : (d_k, N) ndarray
-        Queries and keys as columns.
-    V : (d_v, N) ndarray
-        Values as columns.
-    causal : bool
-        If True, query i only sees keys j <= i (as a decoder does).
-
-    Returns
-    -------
-    O : (d_v, N) ndarray
-        Column i is b^i = sum_j alpha'_{i,j} v^j.
-    A_prime : (N, N) ndarray
-        ``A_prime[j, i] = phi(k^j) . phi(q^i) / sum_l phi(k^l) . phi(q^i)`` (sums over j, l <= i if
-        causal); columns sum to 1.
-
-    Notes
-    -----
-    All N columns are computed at once, as in training. :func:`linear_attention_recurrent` gives
-    the causal version's same outputs one step at a time.
-    """
-    Q, K, V = _check_qkv(Q, K, V)
-    A = elu_feature_map(K).T @ elu_feature_map(Q)  # (N, d_k) x (d_k, N) -> (N, N), all entries > 0
-    if causal:
-        j, i = np.indices(A.shape)
-        A = np.where(j <= i, A, 0.0)
-    A_prime = A / A.sum(axis=0, keepdims=True)
-    return V @ A_prime, A_prime  # (d_v, N) x (N, N) -> (d_v, N)
-
-
-def linear_attention_step(S, z, q, k, v):
-    """One step of causal linear attention as a recurrence with the state (S, z).
-
-    Parameters
-    ----------
-    S : (d_v, d_k) ndarray
-        Running sum of v^j phi(k^j)^T over the steps so far.
-    z : (d_k,) ndarray
-        Running sum of phi(k^j).
-    q, k : (d_k,) ndarray
-        This step's query and key.
-    v : (d_v,) ndarray
-        This step's value.
-
-    Returns
-    -------
-    S, z : the updated state
-        S + v phi(k)^T and z + phi(k).
-    b : (d_v,) ndarray
-        This step's output S phi(q) / (z . phi(q)), with the updated state.
-    """
-    S = as_array("S", S, ndim=2)
-    z, q, k, v = (as_array(n, x, ndim=1) for n, x in (("z", z), ("q", q), ("k", k), ("v", v)))
-    d_v, d_k = S.shape
-    if z.shape != (d_k,) or q.shape != (d_k,) or k.shape != (d_k,) or v.shape != (d_v,):
-        raise ValueError(
-            f"S {S.shape}, z {z.shape}, q {q.shape}, k {k.shape}, v {v.shape}: with S of shape (d_v, d_k) = "
-            f"{S.shape}, z, q and k must be ({d_k},) and v ({d_v},)"
-        )
-    return _linear_step(S, z, q, k, v)
-
-
-def _linear_step(S, z, q, k, v):
-    phi_k, phi_q = elu_feature_map(k), elu_feature_map(q)
-    S = S + np.outer(v, phi_k)  # (d_v, 1) x (1, d_k) -> (d_v, d_k)
-    z = z + phi_k
-    return S, z, (S @ phi_q) / (z @ phi_q)
-
-
-def linear_attention_recurrent(Q, K, V):
-    """Causal linear attention run as an RNN: one step per position, a state of fixed size.
-
-    Parameters
-    ----------
-    Q, K : (d_k, N) ndarray
-    V : (d_v, N) ndarray
-
-    Returns
-    -------
-    O : (d_v, N) ndarray
-        Equal to ``linear_attention(Q, K, V, causal=True)[0]``.
-    S : (d_v, d_k) ndarray
-    z : (d_k,) ndarray
-        The state after the last step: its size does not grow with N.
-
-    Notes
-    -----
-    S_i = S_{i-1} + v^i phi(k^i)^T, z_i = z_{i-1} + phi(k^i), b^i = S_i phi(q^i) / (z_i . phi(q^i))
-    (Katharopoulos et al. 2020, in column notation).
-    """
-    Q, K, V = _check_qkv(Q, K, V)
-    S, z = np.zeros((V.shape[0], K.shape[0])), np.zeros(K.shape[0])
-    O = np.empty((V.shape[0], Q.shape[1]))
-    for i in range(Q.shape[1]):
-        S, z, O[:, i] = _linear_step(S, z, Q[:, i], K[:, i], V[:, i])
-    return O, S, z

@@ -22,6 +22,7 @@ from ._checks import (
     check_projection,
     check_scale,
     check_sequence,
+    check_single_head,
 )
 
 
@@ -64,23 +65,6 @@ def softmax(x, axis=0):
         raise ValueError(f"a slice of x along axis {axis} is entirely -inf: softmax is undefined there")
     e = np.exp(x - m)
     return e / np.sum(e, axis=axis, keepdims=True)
-
-
-def _check_single_head(I, W_q, W_k, W_v):
-    """Validate one head's arguments; return them as float arrays."""
-    I = check_sequence(I)
-    W_q = as_array("W_q", W_q, ndim=2)
-    W_k = as_array("W_k", W_k, ndim=2)
-    W_v = as_array("W_v", W_v, ndim=2)
-    d = I.shape[0]
-    for name, W in (("W_q", W_q), ("W_k", W_k), ("W_v", W_v)):
-        check_projection(name, W, d, I.shape)
-    if W_q.shape[0] != W_k.shape[0]:
-        raise ValueError(
-            f"W_q has shape {W_q.shape} and W_k has shape {W_k.shape}: queries and keys "
-            f"must have the same size d_k to take their dot product ({W_q.shape[0]} != {W_k.shape[0]})"
-        )
-    return I, W_q, W_k, W_v
 
 
 def attention_scores(Q, K, *, scale=1.0):
@@ -145,7 +129,7 @@ def self_attention(I, W_q, W_k, W_v, *, scale=1.0, mask=None):
     >>> A_prime.sum(axis=0)
     array([1., 1.])
     """
-    I, W_q, W_k, W_v = _check_single_head(I, W_q, W_k, W_v)
+    I, W_q, W_k, W_v = check_single_head(I, W_q, W_k, W_v)
     scale = check_scale(scale)
     Q = W_q @ I  # (d_k, d) x (d, N) -> (d_k, N)
     K = W_k @ I
@@ -178,7 +162,7 @@ def self_attention_loop(I, W_q, W_k, W_v, *, scale=1.0):
     A_prime : (N, N) ndarray
         A_prime[j, i] = alpha'_{i,j}.
     """
-    I, W_q, W_k, W_v = _check_single_head(I, W_q, W_k, W_v)
+    I, W_q, W_k, W_v = check_single_head(I, W_q, W_k, W_v)
     scale = check_scale(scale)
     N = I.shape[1]
     a = [I[:, i] for i in range(N)]
@@ -347,19 +331,19 @@ def causal_mask(N):
     return j <= i
 
 
-def key_padding_mask(real):
+def key_padding_mask(is_real):
     """Mask that hides pad vectors as keys: no query attends to a filler position.
 
     Parameters
     ----------
-    real : (N,) bool array_like
-        ``real[j]`` is True where position j holds a real vector and False where it
+    is_real : (N,) bool array_like
+        ``is_real[j]`` is True where position j holds a real vector and False where it
         holds padding (the filler that brings a batch to one length).
 
     Returns
     -------
     (N, N) bool ndarray
-        ``mask[j, i] = real[j]``: every query i, pads included, may look at the real
+        ``mask[j, i] = is_real[j]``: every query i, pads included, may look at the real
         keys only, so a pad key gets weight exactly 0.
 
     Examples
@@ -369,12 +353,14 @@ def key_padding_mask(real):
            [1, 1, 1],
            [0, 0, 0]])
     """
-    real = np.asarray(real)
-    if real.dtype != bool or real.ndim != 1 or real.size == 0:
+    is_real = np.asarray(is_real)
+    if is_real.dtype != bool or is_real.ndim != 1 or is_real.size == 0:
         raise ValueError(
-            f"real must be a non-empty 1-d boolean array (True = real position), got dtype {real.dtype} "
-            f"and shape {real.shape}"
+            f"is_real must be a non-empty 1-d boolean array (True = real position), got dtype {is_real.dtype} "
+            f"and shape {is_real.shape}"
         )
-    if not real.any():
-        raise ValueError(f"real has no True entry among its {real.size} positions: every query would attend to no key")
-    return np.repeat(real[:, None], real.size, axis=1)  # (N,) -> (N, N), column i is real for every query i
+    if not is_real.any():
+        raise ValueError(
+            f"is_real has no True entry among its {is_real.size} positions: every query would attend to no key"
+        )
+    return np.repeat(is_real[:, None], is_real.size, axis=1)  # (N,) -> (N, N), column i is is_real for every query i

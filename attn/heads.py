@@ -20,16 +20,14 @@ lecture's two-step projection, and the two-part toy sentence of chapter 5.
 
 import numpy as np
 
-from ._checks import as_array, check_mask, check_positive_length, check_projection, check_scale
+from ._checks import as_array, check_count, check_mask, check_positive_length, check_projection, check_scale
 from .core import softmax
 
 SPLITS = ("blocks", "interleaved")
 
 
 def _check_h(h):
-    if isinstance(h, bool) or not isinstance(h, (int, np.integer)) or h < 1:
-        raise ValueError(f"h (the number of heads) must be an integer >= 1, got {h!r}")
-    return int(h)
+    return check_count("h (the number of heads)", h, 1)
 
 
 def _check_divisible(name, X, h):
@@ -264,8 +262,8 @@ def head_projection(W_head, W):
     return W_head @ W  # (h, d_k, d_q) x (d_q, d) -> (h, d_k, d)
 
 
-def parameter_count(d, h, d_k=None, d_v=None, d_out=None, *, bias=False):
-    """How many numbers a multi-head self-attention layer learns.
+def parameter_breakdown(d, h, d_k=None, d_v=None, d_out=None, *, bias=False):
+    """How many numbers each matrix of a multi-head self-attention layer holds.
 
     Parameters
     ----------
@@ -283,39 +281,57 @@ def parameter_count(d, h, d_k=None, d_v=None, d_out=None, *, bias=False):
     Returns
     -------
     dict
-        Counts for "W_q", "W_k", "W_v", "W_o" (bias included when asked) and "total".
+        One int per matrix, under "W_q", "W_k", "W_v" and "W_o" (its bias included when asked).
+        :func:`parameter_count` is their sum.
 
     Notes
     -----
     W_q, W_k: h*d_k*d each; W_v: h*d_v*d; W_o: d_out*h*d_v. With d_k = d_v = d/h and
-    d_out = d the total is 4 d^2 whatever h is.
+    d_out = d each is d^2 whatever h is.
+
+    Examples
+    --------
+    >>> parameter_breakdown(80, 2)
+    {'W_q': 6400, 'W_k': 6400, 'W_v': 6400, 'W_o': 6400}
     """
-    d, h = _check_size("d", d), _check_h(h)
+    d, h = check_count("d", d, 1), _check_h(h)
     if (d_k is None or d_v is None) and d % h != 0:
         raise ValueError(f"h = {h} does not divide d = {d}: give d_k and d_v explicitly")
-    d_k = d // h if d_k is None else _check_size("d_k", d_k)
-    d_v = d // h if d_v is None else _check_size("d_v", d_v)
-    d_out = d if d_out is None else _check_size("d_out", d_out)
+    d_k = d // h if d_k is None else check_count("d_k", d_k, 1)
+    d_v = d // h if d_v is None else check_count("d_v", d_v, 1)
+    d_out = d if d_out is None else check_count("d_out", d_out, 1)
     extra = 1 if bias else 0
-    counts = {
+    return {
         "W_q": h * d_k * (d + extra),
         "W_k": h * d_k * (d + extra),
         "W_v": h * d_v * (d + extra),
         "W_o": d_out * (h * d_v + extra),
     }
-    counts["total"] = sum(counts.values())
-    return counts
 
 
-def _check_size(name, value):
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
-        raise ValueError(f"{name} must be an integer >= 1, got {value!r}")
-    return int(value)
+def parameter_count(d, h, d_k=None, d_v=None, d_out=None, *, bias=False):
+    """How many numbers a multi-head self-attention layer learns, in all.
+
+    Parameters
+    ----------
+    d, h, d_k, d_v, d_out, bias
+        As in :func:`parameter_breakdown`.
+
+    Returns
+    -------
+    int
+        The sum of :func:`parameter_breakdown` over W_q, W_k, W_v and W_o. With d_k = d_v = d/h
+        and d_out = d it is 4 d^2 whatever h is (4 d^2 + 4 d with biases).
+
+    Examples
+    --------
+    >>> parameter_count(80, 2), parameter_count(80, 8)
+    (25600, 25600)
+    """
+    return sum(parameter_breakdown(d, h, d_k, d_v, d_out, bias=bias).values())
 
 
 TOY_WORDS = ("cat", "purrs", "sun", "shines", "rain", "falls")
-TOY_TOPICS = ("animal", "sky", "weather")
-TOY_ROLES = ("noun", "verb")
 
 
 def two_part_inputs():

@@ -13,8 +13,9 @@ p + 1 in the text.
 
 import numpy as np
 
-from ._checks import as_array, check_count, check_positive_length, check_scale, check_sequence
-from .core import _check_single_head, softmax
+from ._checks import (as_array, check_count, check_positive_length, check_positive_number, check_scale,
+                      check_sequence, check_single_head)
+from .core import softmax
 
 
 def _check_even_dimension(d):
@@ -131,14 +132,14 @@ def shift_matrix(d, k):
     return R
 
 
-def learned_table(d, N_max, *, seed=0, std=0.02):
+def learned_table(d, n_positions, *, seed=0, std=0.02):
     """The starting point of a learned positional encoding: one free vector per position.
 
     Parameters
     ----------
     d : int
         The size of each encoding vector, at least 1.
-    N_max : int
+    n_positions : int
         The number of positions the table holds, at least 1: the longest
         sequence it can ever encode.
     seed : int
@@ -148,9 +149,9 @@ def learned_table(d, N_max, *, seed=0, std=0.02):
 
     Returns
     -------
-    E : (d, N_max) ndarray
+    E : (d, n_positions) ndarray
         Column p is the (still untrained) e^(p+1); training adjusts every entry
-        like any other weight. There is no column for position N_max + 1.
+        like any other weight. There is no column for position n_positions + 1.
 
     Examples
     --------
@@ -158,14 +159,9 @@ def learned_table(d, N_max, *, seed=0, std=0.02):
     (4, 3)
     """
     d = check_count("d", d, 1)
-    N_max = check_count("N_max", N_max, 1)
-    try:
-        std = float(std)
-    except (TypeError, ValueError):
-        raise ValueError(f"std must be a positive number, got {std!r}") from None
-    if not np.isfinite(std) or std <= 0:
-        raise ValueError(f"std must be a positive number, got {std!r}")
-    return std * np.random.default_rng(seed).normal(size=(d, N_max))
+    n_positions = check_count("n_positions", n_positions, 1)
+    std = check_positive_number("std", std)
+    return std * np.random.default_rng(seed).normal(size=(d, n_positions))
 
 
 def add_positions(I, E):
@@ -175,8 +171,8 @@ def add_positions(I, E):
     ----------
     I : (d, N) ndarray
         The sequence; column i is a^(i+1).
-    E : (d, N_max) ndarray
-        A table of encodings with N_max >= N (from :func:`sinusoidal`,
+    E : (d, n_positions) ndarray
+        A table of encodings with n_positions >= N (from :func:`sinusoidal`,
         :func:`learned_table`, or trained). Only its first N columns are used.
 
     Returns
@@ -188,7 +184,7 @@ def add_positions(I, E):
     ------
     ValueError
         If the sizes d differ, or if the table is shorter than the sequence: a
-        table of N_max columns has no encoding for position N_max + 1.
+        table of n_positions columns has no encoding for position n_positions + 1.
     """
     I = check_sequence(I)
     E = as_array("E", E, ndim=2)
@@ -299,7 +295,7 @@ def relative_self_attention(I, W_q, W_k, W_v, w, *, scale=1.0):
     product with the query to the score; one number per offset is the simplest form
     of the same idea.
     """
-    I, W_q, W_k, W_v = _check_single_head(I, W_q, W_k, W_v)
+    I, W_q, W_k, W_v = check_single_head(I, W_q, W_k, W_v)
     scale = check_scale(scale)
     B = relative_bias(w, I.shape[1])
     Q, K, V = W_q @ I, W_k @ I, W_v @ I

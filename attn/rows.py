@@ -17,7 +17,7 @@ Only numpy is needed.
 
 import numpy as np
 
-from ._checks import as_array, check_scale
+from ._checks import as_array, check_count, check_scale
 from .core import softmax
 
 
@@ -80,7 +80,7 @@ def row_form_attention(X, W_q, W_k, W_v, *, scale=1.0):
     return P @ V_r, P  # (N, N) x (N, d_v) -> (N, d_v)
 
 
-def count_parameters(d, d_k, d_v):
+def parameter_count(d, d_k, d_v):
     """Number of learned numbers in one self-attention layer: W_q, W_k and W_v.
 
     Parameters
@@ -100,12 +100,8 @@ def count_parameters(d, d_k, d_v):
 
     Examples
     --------
-    >>> count_parameters(4, 2, 3)
+    >>> parameter_count(4, 2, 3)
     28
     """
-    values = {}
-    for name, value in (("d", d), ("d_k", d_k), ("d_v", d_v)):
-        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
-            raise ValueError(f"{name} must be an integer >= 1, got {value!r}")
-        values[name] = int(value)
-    return 2 * values["d_k"] * values["d"] + values["d_v"] * values["d"]
+    d, d_k, d_v = check_count("d", d, 1), check_count("d_k", d_k, 1), check_count("d_v", d_v, 1)
+    return 2 * d_k * d + d_v * d

@@ -8,7 +8,7 @@ holds the small numerics chapter 3 needs to compare these choices. Only numpy.
 
 import numpy as np
 
-from ._checks import as_array, check_scale
+from ._checks import as_array, check_count, check_scale
 from .core import softmax
 
 
@@ -100,9 +100,7 @@ def saturation_experiment(d_ks, N=8, trials=200, *, scaled=False, seed=0):
     d_ks = np.asarray(d_ks)
     if d_ks.ndim != 1 or d_ks.size == 0 or d_ks.dtype.kind not in "iu" or np.any(d_ks < 1):
         raise ValueError(f"d_ks must be a non-empty sequence of integers >= 1, got {d_ks!r}")
-    for name, value in (("N", N), ("trials", trials)):
-        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
-            raise ValueError(f"{name} must be an integer >= 1, got {value!r}")
+    N, trials = check_count("N", N, 1), check_count("trials", trials, 1)
     rng = np.random.default_rng(seed)
     stds, peaks, grads = [], [], []
     for d_k in d_ks:

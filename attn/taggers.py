@@ -23,8 +23,8 @@ from .backprop import (_cross_entropy, attention_backward, attention_forward, em
 from .tagging_data import PAD_ID, TAGS, VOCAB, check_tokens
 
 KINDS = ("window", "attention", "attention+position")
-WINDOW_KEYS = ("E", "W1", "b1", "W2", "b2")
-ATTENTION_KEYS = ("E", "W_q", "W_k", "W_v", "W1", "b1", "W2", "b2")  # and "P" with positions
+WINDOW_KEYS = ("W_emb", "W1", "b1", "W2", "b2")
+ATTENTION_KEYS = ("W_emb", "W_q", "W_k", "W_v", "W1", "b1", "W2", "b2")  # and "P" with positions
 
 # --- initial parameters ------------------------------------------------------------------------------
 
@@ -44,14 +44,15 @@ def init_window_model(seed, *, d=8, half_width=2, hidden=16):
     Returns
     -------
     dict
-        ``E`` (d, V), ``W1`` (hidden, (2w+1) d), ``b1`` (hidden,), ``W2`` (T, hidden), ``b2`` (T,).
+        ``W_emb`` (d, V), the word embeddings (column k is word k's vector), ``W1`` (hidden, (2w+1) d)
+        with w = half_width, ``b1`` (hidden,), ``W2`` (T, hidden), ``b2`` (T,).
     """
     d, hidden = check_count("d", d, 1), check_count("hidden", hidden, 1)
     half_width = check_count("half_width", half_width, 0)
     rng = np.random.default_rng(seed)
     f = (2 * half_width + 1) * d
     return {
-        "E": rng.normal(0.0, 1.0, (d, len(VOCAB))),
+        "W_emb": rng.normal(0.0, 1.0, (d, len(VOCAB))),
         **_mlp_init(rng, f, hidden),
     }
 
@@ -84,7 +85,7 @@ def init_attention_model(seed, *, d=8, d_k=8, hidden=16, qk_init=0.1, n_position
     Returns
     -------
     dict
-        ``E`` (d, V), ``W_q``, ``W_k`` (d_k, d), ``W_v`` (d, d), ``W1`` (hidden, 2d), ``b1``,
+        ``W_emb`` (d, V), ``W_q``, ``W_k`` (d_k, d), ``W_v`` (d, d), ``W1`` (hidden, 2d), ``b1``,
         ``W2`` (T, hidden), ``b2``, and ``P`` (d, n_positions) when n_positions > 0.
     """
     d, d_k, hidden = check_count("d", d, 1), check_count("d_k", d_k, 1), check_count("hidden", hidden, 1)
@@ -93,7 +94,7 @@ def init_attention_model(seed, *, d=8, d_k=8, hidden=16, qk_init=0.1, n_position
     n_positions = check_count("n_positions", n_positions, 0)
     rng = np.random.default_rng(seed)
     params = {
-        "E": rng.normal(0.0, 1.0, (d, len(VOCAB))),
+        "W_emb": rng.normal(0.0, 1.0, (d, len(VOCAB))),
         "W_q": rng.normal(0.0, qk_init / np.sqrt(d), (d_k, d)),
         "W_k": rng.normal(0.0, qk_init / np.sqrt(d), (d_k, d)),
         "W_v": rng.normal(0.0, 1.0 / np.sqrt(d), (d, d)),
@@ -116,7 +117,7 @@ def _mlp_init(rng, f, hidden):
 
 def half_width_of(params):
     """The window half-width w of window-tagger parameters: W1 has (2w + 1) d columns."""
-    d, f = params["E"].shape[0], params["W1"].shape[1]
+    d, f = params["W_emb"].shape[0], params["W1"].shape[1]
     return (f // d - 1) // 2
 
 
@@ -143,8 +144,8 @@ def window_tokens(tokens, half_width):
 
 def _window_forward(params, tokens):
     win = window_tokens(tokens, half_width_of(params)).reshape(-1)  # (K,) with K = (2w+1) B N
-    d = params["E"].shape[0]
-    X = params["E"][:, win].reshape(d, -1, tokens.size)  # (d, 2w+1, M): window slot o of every position
+    d = params["W_emb"].shape[0]
+    X = params["W_emb"][:, win].reshape(d, -1, tokens.size)  # (d, 2w+1, M): window slot o of every position
     X = X.transpose(1, 0, 2).reshape(-1, tokens.size)  # ((2w+1) d, M): slot 0's d numbers, then slot 1's...
     logits, cache = mlp_forward(params, X)
     return logits, (win, cache)
@@ -175,9 +176,9 @@ def _window_loss_and_grads(params, tokens, tags):
     logits, (win, cache) = _window_forward(params, tokens)
     loss, dlogits = _cross_entropy(logits, tags.reshape(-1))  # positions in the order of to_columns
     dX, grads = mlp_backward(dlogits, params, cache)
-    d = params["E"].shape[0]
+    d = params["W_emb"].shape[0]
     dX = dX.reshape(-1, d, tokens.size).transpose(1, 0, 2).reshape(d, -1)  # back to (d, K), K as in win
-    grads["E"] = embedding_backward(dX, win, len(VOCAB))
+    grads["W_emb"] = embedding_backward(dX, win, len(VOCAB))
     return loss, grads
 
 
@@ -190,7 +191,7 @@ def window_predict(params, tokens):
 
 
 def _attention_forward(params, tokens):
-    I = params["E"][:, tokens].transpose(1, 0, 2)  # (d, B, N) -> (B, d, N)
+    I = params["W_emb"][:, tokens].transpose(1, 0, 2)  # (d, B, N) -> (B, d, N)
     if "P" in params:
         if tokens.shape[1] > params["P"].shape[1]:
             raise ValueError(f"sentences of {tokens.shape[1]} words are longer than the {params['P'].shape[1]} "
@@ -218,11 +219,11 @@ def attention_loss_and_grads(params, tokens, tags):
     -------
     loss : float
     grads : dict
-        One array per parameter (E, W_q, W_k, W_v, W1, b1, W2, b2, and P if present), same shapes.
+        One array per parameter (W_emb, W_q, W_k, W_v, W1, b1, W2, b2, and P if present), same shapes.
 
     Notes
     -----
-    With a positional table P, I = E[:, tokens] + P[:, :N]; its gradient is dI summed over
+    With a positional table P, I = W_emb[:, tokens] + P[:, :N]; its gradient is dI summed over
     the sentences of the batch (columns past N get 0), and dI flows on to the embeddings.
     """
     check_params(params, "attention")
@@ -235,12 +236,12 @@ def _attention_loss_and_grads(params, tokens, tags):
     logits, _, (att_cache, mlp_cache) = _attention_forward(params, tokens)
     loss, dlogits = _cross_entropy(logits, tags.reshape(-1))  # positions in the order of to_columns
     dX, grads = mlp_backward(dlogits, params, mlp_cache)
-    d = params["E"].shape[0]
+    d = params["W_emb"].shape[0]
     dX = from_columns(dX, B)  # (B, 2d, N)
     dI, grads["W_q"], grads["W_k"], grads["W_v"] = attention_backward(
         dX[:, d:], params["W_q"], params["W_k"], params["W_v"], att_cache)
     dI = dI + dX[:, :d]  # I reaches the loss twice: through attention and directly into the FC
-    grads["E"] = embedding_backward(to_columns(dI), to_columns(tokens[:, None, :])[0], len(VOCAB))
+    grads["W_emb"] = embedding_backward(to_columns(dI), to_columns(tokens[:, None, :])[0], len(VOCAB))
     if "P" in params:  # e^i was added to a^i in every sentence: its gradient sums dI over the batch
         grads["P"] = np.zeros_like(params["P"])
         grads["P"][:, :tokens.shape[1]] = dI.sum(axis=0)

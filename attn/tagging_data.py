@@ -25,6 +25,8 @@ A sentence is a pair ``(tokens, tags)`` of int arrays of shape (N,): word ids in
 
 import numpy as np
 
+from ._checks import check_count
+
 TAGS = ("DET", "ADJ", "N", "V", "PRON", "ADV")
 
 PAD = "<pad>"
@@ -50,12 +52,6 @@ AMBIGUOUS_IDS = np.array([WORD_ID[w] for w in AMBIGUOUS])
 CUE_IDS = np.array([WORD_ID[w] for w in CUES])
 _IS_AMBIGUOUS = np.isin(np.arange(len(VOCAB)), AMBIGUOUS_IDS)  # lookup by word id: faster than np.isin per call
 _IS_CUE = np.isin(np.arange(len(VOCAB)), CUE_IDS)
-
-
-def _check_int(name, value, minimum):
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum:
-        raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}")
-    return int(value)
 
 
 def check_tokens(tokens, name="tokens"):
@@ -169,9 +165,9 @@ def make_sentences(n, seed, *, min_len=8, max_len=24, p_ambiguous=0.5):
     >>> tokens.shape == tags.shape
     True
     """
-    n = _check_int("n", n, 1)
-    min_len = _check_int("min_len", min_len, 2)
-    max_len = _check_int("max_len", max_len, min_len)
+    n = check_count("n", n, 1)
+    min_len = check_count("min_len", min_len, 2)
+    max_len = check_count("max_len", max_len, min_len)
     if not 0.0 <= p_ambiguous <= 1.0:
         raise ValueError(f"p_ambiguous must be in [0, 1], got {p_ambiguous!r}")
     rng = np.random.default_rng(seed)
@@ -205,7 +201,7 @@ def length_batches(sentences, batch_size):
     list of (tokens, tags)
         ``tokens`` and ``tags`` are (B, N) int arrays, B <= batch_size; sorted by N.
     """
-    batch_size = _check_int("batch_size", batch_size, 1)
+    batch_size = check_count("batch_size", batch_size, 1)
     if len(sentences) == 0:
         raise ValueError("sentences is empty")
     by_length = {}
@@ -258,7 +254,7 @@ def window_ceiling(sentences, half_width):
     float
         Expected fraction of all tokens tagged correctly by the best window tagger.
     """
-    half_width = _check_int("half_width", half_width, 0)
+    half_width = check_count("half_width", half_width, 0)
     n_tokens = sum(len(t) for t, _ in sentences)
     if n_tokens == 0:
         raise ValueError("sentences is empty")
@@ -290,8 +286,8 @@ def window_ceiling_band(sentences, half_width, *, n_boot=2000, coverage=0.95, se
     (float, float)
         The central ``coverage`` interval of the replicates' accuracies.
     """
-    half_width = _check_int("half_width", half_width, 0)
-    n_boot = _check_int("n_boot", n_boot, 1)
+    half_width = check_count("half_width", half_width, 0)
+    n_boot = check_count("n_boot", n_boot, 1)
     if not 0.0 < coverage < 1.0:
         raise ValueError(f"coverage must be in (0, 1), got {coverage!r}")
     if len(sentences) == 0:
@@ -367,9 +363,9 @@ def make_order_sentences(n, seed, *, min_len=4, max_len=8):
     -------
     list of (tokens, tags)
     """
-    n = _check_int("n", n, 1)
-    min_len = _check_int("min_len", min_len, 3)
-    max_len = _check_int("max_len", max_len, min_len)
+    n = check_count("n", n, 1)
+    min_len = check_count("min_len", min_len, 3)
+    max_len = check_count("max_len", max_len, min_len)
     rng = np.random.default_rng(seed)
     det_ids = np.array([WORD_ID[w] for w in DETERMINERS])
     pron_ids = np.array([WORD_ID[w] for w in PRONOUNS])

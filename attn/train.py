@@ -228,12 +228,7 @@ def accuracy(predict, params, sentences):
 def ambiguous_hits(predict, params, sentences):
     """For every ambiguous word: its distance to the cue, and whether its tag was right.
 
-    Parameters
-    ----------
-    predict : callable
-        ``predict(params, tokens) -> tags``, e.g. :func:`~attn.taggers.window_predict`.
-    params : dict
-    sentences : list of (tokens, tags)
+    Takes the arguments of :func:`accuracy`; each sentence is tagged on its own.
 
     Returns
     -------

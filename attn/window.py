@@ -5,8 +5,8 @@ Sequences are (d, N) matrices whose columns are the vectors a^1 ... a^N, as in t
 
 * a fully connected layer applied to each vector alone, y^i = W a^i + c, cannot tell two
   equal vectors apart (the two "saw" in "I saw a saw");
-* a window stacks each vector with its k neighbours on either side,
-  [a^{i-k}; ...; a^i; ...; a^{i+k}], so the same layer sees some context;
+* a window stacks each vector with its w = ``half_width`` neighbours on either side,
+  [a^{i-w}; ...; a^i; ...; a^{i+w}], so the same layer sees some context;
 * but a window is fixed: to see the whole sequence it must reach the longest input, and
   its parameter count grows with it.
 
@@ -46,28 +46,28 @@ def per_vector_fc(I, W, c=None):
     W = as_array("W", W, ndim=2)
     if W.shape[1] != I.shape[0]:
         raise ValueError(f"W has shape {W.shape} but I has shape {I.shape}: W needs {I.shape[0]} columns")
-    c = np.zeros(W.shape[0]) if c is None else as_array("c", c, ndim=1)
+    c = np.zeros(W.shape[0], np.result_type(I, W)) if c is None else as_array("c", c, ndim=1)
     if c.shape[0] != W.shape[0]:
         raise ValueError(f"c has shape {c.shape} but W has shape {W.shape}: c needs {W.shape[0]} entries")
     return W @ I + c[:, None]  # (d_out, d) x (d, N) -> (d_out, N)
 
 
-def window_features(I, k):
-    """Stack each vector with its k neighbours on either side.
+def window_features(I, half_width):
+    """Stack each vector with its ``half_width`` neighbours on either side.
 
     Parameters
     ----------
     I : (d, N) ndarray
         The sequence; column i is a^i.
-    k : int
-        Half-width: the window holds 2k + 1 vectors (k = 0 is the vector alone).
+    half_width : int
+        w below: the window holds 2w + 1 vectors (w = 0 is the vector alone).
 
     Returns
     -------
-    X : ((2k + 1) d, N) ndarray
-        Column i is [a^{i-k}; ...; a^i; ...; a^{i+k}], oldest first; positions
+    X : ((2w + 1) d, N) ndarray
+        Column i is [a^{i-w}; ...; a^i; ...; a^{i+w}], oldest first; positions
         outside the sequence are zero vectors. Block m (rows m d ... (m + 1) d - 1)
-        holds the neighbour at offset m - k.
+        holds the neighbour at offset m - w.
 
     Examples
     --------
@@ -77,42 +77,42 @@ def window_features(I, k):
            [2., 3., 0.]])
     """
     I = check_sequence(I)
-    k = check_count("k", k, 0)
+    w = check_count("half_width", half_width, 0)
     d, N = I.shape
-    padded = np.concatenate([np.zeros((d, k)), I, np.zeros((d, k))], axis=1)  # (d, N + 2k)
-    return np.concatenate([padded[:, m : m + N] for m in range(2 * k + 1)], axis=0)
+    padded = np.concatenate([np.zeros((d, w), I.dtype), I, np.zeros((d, w), I.dtype)], axis=1)  # (d, N + 2w)
+    return np.concatenate([padded[:, m : m + N] for m in range(2 * w + 1)], axis=0)
 
 
-def window_fc(I, W, c=None, *, k):
-    """A fully connected layer applied to each window of 2k + 1 vectors.
+def window_fc(I, W, c=None, *, half_width):
+    """A fully connected layer applied to each window of 2w + 1 vectors, w = ``half_width``.
 
     Parameters
     ----------
     I : (d, N) ndarray
-    W : (d_out, (2k + 1) d) ndarray
+    W : (d_out, (2w + 1) d) ndarray
     c : (d_out,) ndarray, optional
-    k : int
-        Half-width of the window.
+    half_width : int
+        w: the window sees w vectors on each side.
 
     Returns
     -------
     Y : (d_out, N) ndarray
-        Column i is y^i = W [a^{i-k}; ...; a^{i+k}] + c.
+        Column i is y^i = W [a^{i-w}; ...; a^{i+w}] + c.
     """
-    X = window_features(I, k)
+    X = window_features(I, half_width)
     W = as_array("W", W, ndim=2)
     if W.shape[1] != X.shape[0]:
         raise ValueError(
-            f"W has shape {W.shape} but a window of 2k+1 = {2 * k + 1} vectors of size {X.shape[0] // (2 * k + 1)} "
+            f"W has shape {W.shape} but a window of 2w+1 = {2 * half_width + 1} vectors of size {X.shape[0] // (2 * half_width + 1)} "
             f"has {X.shape[0]} entries: W needs {X.shape[0]} columns"
         )
     return per_vector_fc(X, W, c)
 
 
-def fc_param_count(d_in, d_out):
-    """Weights plus biases of a fully connected layer: d_in d_out + d_out.
+def fc_parameter_count(d_in, d_out):
+    """Weights plus biases of a fully connected layer: d_in d_out + d_out, an int.
 
-    >>> fc_param_count(429, 1024)
+    >>> fc_parameter_count(429, 1024)
     440320
     """
     d_in = check_count("d_in", d_in, 1)
@@ -120,26 +120,29 @@ def fc_param_count(d_in, d_out):
     return d_in * d_out + d_out
 
 
-def window_param_count(d, k, d_out):
-    """Parameters of a fully connected layer on windows of 2k + 1 vectors of size d.
+def window_parameter_count(d, half_width, d_out):
+    """Parameters of a fully connected layer on windows of 2w + 1 vectors of size d, w = ``half_width``.
 
     Parameters
     ----------
     d : int
         Size of each vector (39 for MFCC frames).
-    k : int
-        Half-width of the window.
+    half_width : int
+        w: the window sees w vectors on each side.
     d_out : int
         Outputs of the layer.
 
     Returns
     -------
     int
-        ((2k + 1) d + 1) d_out: linear in the window size.
+        ((2w + 1) d + 1) d_out: linear in the window size.
+
+    >>> window_parameter_count(39, 5, 1024)
+    440320
     """
     d = check_count("d", d, 1)
-    k = check_count("k", k, 0)
-    return fc_param_count((2 * k + 1) * d, d_out)
+    w = check_count("half_width", half_width, 0)
+    return fc_parameter_count((2 * w + 1) * d, d_out)
 
 
 def fit_fc(X, T):

@@ -8,9 +8,37 @@ tool is installed, so a skip means something is missing: it is turned into a fai
 import os
 from pathlib import Path
 
+import numpy as np
 import pytest
+from hypothesis import settings
+from hypothesis import strategies as st
 
 ROOT = Path(__file__).resolve().parent.parent
+
+# One Hypothesis profile for every file, whether it runs alone or in the suite: 60 examples, no deadline
+# (a shared machine makes timings noisy). A test that needs fewer or more examples says so with @settings.
+settings.register_profile("book", max_examples=60, deadline=None)
+settings.load_profile("book")
+
+#: Any seed of numpy's default_rng.
+seeds = st.integers(0, 2**32 - 1)
+
+
+@st.composite
+def attention_case(draw, max_n=7, even_d=False):
+    """Random (I, W_q, W_k, W_v, scale) of consistent shapes, values in a moderate range.
+
+    With ``even_d`` the size d is even (a sinusoidal table of size d exists) and N >= 2 (a
+    permutation other than the identity exists).
+    """
+    d = 2 * draw(st.integers(1, 3)) if even_d else draw(st.integers(1, 5))
+    d_k, d_v = draw(st.integers(1, 4)), draw(st.integers(1, 4))
+    N = draw(st.integers(2 if even_d else 1, max_n))
+    r = np.random.default_rng(draw(seeds))
+    scale = draw(st.sampled_from([1.0, 1 / np.sqrt(d_k), 0.1, 3.0]))
+    size = draw(st.sampled_from([0.1, 1.0, 5.0]))
+    return (size * r.normal(size=(d, N)), r.normal(size=(d_k, d)), r.normal(size=(d_k, d)),
+            r.normal(size=(d_v, d)), scale)
 
 
 def in_ci():

@@ -5,19 +5,16 @@ headless browser, with every request to another host routed to a failure. On eac
 reader would notice: errors in the console, failed requests, maths MathJax did not typeset, images that do
 not load or have no alt text, broken internal links, the page in dark mode and on a phone, and, on chapter
 pages, the lecture position, the download-as-.ipynb link, the folded plotting code and the numbered figures.
-The tests below then assert on those records. Screenshots of every page go to _build/screenshots/
-(desktop/, dark/, mobile/) for review.
+The tests below then assert on those records. The crawl waits for what it measures (MathJax, images, the
+theme's switch to dark, the layout's transitions on a phone) explicitly; it takes no screenshots, since no test
+looks at one.
 
 Playwright never downloads a browser here: it drives Debian's chromium from the PATH (`apt-get install chromium`).
 Without the playwright package or chromium the tests skip with the reason (a failure in CI, see conftest.py).
 """
 
-import functools
-import http.server
 import json
 import re
-import shutil
-import threading
 import urllib.error
 import urllib.parse
 import urllib.request
@@ -26,21 +23,13 @@ from pathlib import Path
 
 import pytest
 
+from book_site import CHROMIUM_ARGS, PDF_NAME, TRANSLATIONS, find_chromium, off_site, served
+
 pytestmark = pytest.mark.browser
 
-CHROMIUM = shutil.which("chromium")
-PDF_NAME = "self-attention-column-by-column.pdf"  # `make pdf` prints it and copies it into the site
+CHROMIUM = find_chromium()
 # Every search control of the themes: the sidebar's search field, the header's magnifier, an inline form.
 SEARCH_CONTROLS = ".search-button-field, .search-button, form.bd-search input"
-CHROMIUM_ARGS = [
-    "--no-sandbox",  # CI runs as root, where chromium's sandbox cannot start
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",  # no update checks or other calls home
-    "--disable-component-update",
-    "--disable-sync",
-]
 DESKTOP = {"width": 1280, "height": 900}
 PHONE = {"width": 375, "height": 740}  # a small phone, portrait
 TIMEOUT_MS = 20_000
@@ -104,10 +93,12 @@ async () => {
 }
 """
 
-# Runs in a page on the phone viewport: is the document wider than the screen, and what sticks out.
+# Runs in a page on the phone viewport: is the document wider than the screen, and what sticks out. It first waits
+# for the new layout and for every transition it started (the sidebar slides out) to finish.
 PHONE_JS = """
 async () => {
   await new Promise(done => requestAnimationFrame(() => requestAnimationFrame(done)));
+  await Promise.all(document.getAnimations().map(animation => animation.finished.catch(() => null)));
   const width = document.documentElement.clientWidth;
   const scrollWidth = document.documentElement.scrollWidth;
   const wide = [];
@@ -153,14 +144,6 @@ class PageReport:
     hidden_code_opens: bool = False
 
 
-class _QuietHandler(http.server.SimpleHTTPRequestHandler):
-    def log_message(self, *args):
-        pass
-
-
-EDITION_FOLDERS = ("zh_TW/", "zh_CN/")
-
-
 def _site_pages(site):
     """Every HTML page a reader can reach, relative to the site (editions included); each index.html (the site's,
     an edition's) only redirects to its intro.html."""
@@ -171,20 +154,11 @@ def _site_pages(site):
     return [p for p in pages if p.rsplit("/", 1)[-1] != "index.html"]
 
 
-def _shot_name(path):
-    return path.removesuffix(".html").replace("/", "__") + ".png"
-
-
 @pytest.fixture(scope="session")
 def base_url(site):
     """The built site, served over HTTP on a free port of 127.0.0.1 for the whole session."""
-    handler = functools.partial(_QuietHandler, directory=str(site))
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    server.daemon_threads = True
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    yield f"http://127.0.0.1:{server.server_address[1]}/"
-    server.shutdown()
-    server.server_close()
+    with served(site) as url:
+        yield url
 
 
 @pytest.fixture(scope="session")
@@ -207,14 +181,6 @@ def browser():
     playwright.stop()
 
 
-@pytest.fixture(scope="session")
-def screenshots(root):
-    out = root / "_build" / "screenshots"
-    for kind in ("desktop", "dark", "mobile"):
-        (out / kind).mkdir(parents=True, exist_ok=True)
-    return out
-
-
 def _offline_context(browser, base_url, blocked, **options):
     """A browser context that may only talk to our server: any other request is failed and listed in `blocked`."""
     context = browser.new_context(**options)
@@ -224,13 +190,8 @@ def _offline_context(browser, base_url, blocked, **options):
         blocked.append(route.request.url)
         route.abort("blockedbyclient")
 
-    context.route(_off_site(base_url), refuse)
+    context.route(off_site(base_url), refuse)  # only requests to other hosts reach Python, which fails them
     return context
-
-
-def _off_site(base_url):
-    """Matches every URL that is not on our server; only these are routed (to Python, which fails them)."""
-    return re.compile(f"^(?!{re.escape(base_url)}|data:|blob:)")
 
 
 def _watch(page, report, base_url):
@@ -242,7 +203,7 @@ def _watch(page, report, base_url):
 
 
 @pytest.fixture(scope="session")
-def crawl(site, base_url, browser, screenshots):
+def crawl(site, base_url, browser):
     """Open every page once, check it as a reader would, and keep a report per page.
 
     Each page is loaded once on a desktop viewport; on chapter pages the download menu and one folded cell
@@ -257,17 +218,10 @@ def crawl(site, base_url, browser, screenshots):
     for path, report in reports.items():
         page = context.new_page()  # a fresh tab per page, so that each report gets only its own events
         _watch(page, report, base_url)
-        page.route(_off_site(base_url),
+        page.route(off_site(base_url),
                    lambda route, r=report: (r.other_hosts.append(route.request.url), route.abort("blockedbyclient")))
         page.goto(base_url + path, wait_until="load")
-        report.info = page.evaluate(INSPECT_JS)
-        # Screenshots are for a person to look at; the editions share the English pages' layout, so only the
-        # English pages are photographed at every size (the checks below run on every page of every edition).
-        english = not path.startswith(EDITION_FOLDERS)
-        if english:  # the first four screens of the page (a whole long chapter takes seconds to encode as PNG)
-            height = min(page.evaluate("document.documentElement.scrollHeight"), 4 * DESKTOP["height"])
-            page.screenshot(path=str(screenshots / "desktop" / _shot_name(path)), full_page=True,
-                            clip={"x": 0, "y": 0, "width": DESKTOP["width"], "height": height})
+        report.info = page.evaluate(INSPECT_JS)  # waits for MathJax and the images
 
         if report.info["download"]:
             page.locator(".dropdown-download-buttons button.dropdown-toggle").click()
@@ -285,15 +239,11 @@ def crawl(site, base_url, browser, screenshots):
             page.evaluate("window.scrollTo(0, 0)")
 
         page.emulate_media(color_scheme="dark")  # the theme starts in "auto" mode: it follows the system
-        report.dark_theme = page.evaluate(DARK_JS)
-        if english:
-            page.screenshot(path=str(screenshots / "dark" / _shot_name(path)), animations="disabled")
+        report.dark_theme = page.evaluate(DARK_JS)  # waits (up to 2 s) for the theme to follow
         page.emulate_media(color_scheme="light")
 
         page.set_viewport_size(PHONE)
-        # animations="disabled" finishes the sidebar's slide-out transition before the shot and the measurement
-        page.screenshot(path=str(screenshots / "mobile" / _shot_name(path)), animations="disabled")
-        report.phone = page.evaluate(PHONE_JS)
+        report.phone = page.evaluate(PHONE_JS)  # waits for the sidebar's slide-out transition to end
         page.close()
     context.close()
     if blocked:
@@ -473,7 +423,7 @@ def test_search_finds_english_and_chinese_terms(browser, base_url):
     assert all(results.values()), f"search found nothing for some terms: {results}"
 
 
-@pytest.mark.parametrize("edition", ["zh_TW", "zh_CN"])
+@pytest.mark.parametrize("edition", TRANSLATIONS)
 def test_search_finds_chinese_terms_in_each_edition(browser, base_url, edition):
     blocked = []
     context = _offline_context(browser, base_url, blocked, viewport=DESKTOP)
@@ -513,7 +463,7 @@ def test_edition_links_lead_to_the_same_page(browser, base_url):
     assert [h for _, _, h in visited] == ["位置編碼", "位置编码", "Positional encoding"], visited
 
 
-def test_dark_mode_button_toggles_and_is_remembered(browser, base_url, crawl, screenshots):
+def test_dark_mode_button_toggles_and_is_remembered(browser, base_url, crawl):
     blocked = []
     context = _offline_context(browser, base_url, blocked, viewport=DESKTOP, color_scheme="light")
     page = context.new_page()
@@ -533,7 +483,6 @@ def test_dark_mode_button_toggles_and_is_remembered(browser, base_url, crawl, sc
     chapter = next((p for p in crawl if p.startswith("chapters/")), "glossary.html")
     page.goto(base_url + chapter)  # the choice is remembered on the next page
     assert html.get_attribute("data-theme") == "dark", f"{chapter} forgot the dark mode"
-    page.screenshot(path=str(screenshots / "dark" / ("toggled__" + _shot_name(chapter))))
     context.close()
     assert not errors and not blocked, (errors, blocked)
 
@@ -543,7 +492,7 @@ def _luminance(css_colour):
     return 0.2126 * r + 0.7152 * g + 0.0722 * b
 
 
-def test_phone_menu_opens_the_table_of_contents(browser, base_url, screenshots):
+def test_phone_menu_opens_the_table_of_contents(browser, base_url):
     blocked = []
     context = _offline_context(browser, base_url, blocked, viewport=PHONE, is_mobile=True, has_touch=True)
     page = context.new_page()
@@ -552,7 +501,6 @@ def test_phone_menu_opens_the_table_of_contents(browser, base_url, screenshots):
     assert toc.count() == 0, "on a phone the table of contents should be folded away"
     page.locator("button.primary-toggle:visible").first.click()
     toc.first.wait_for(state="visible")
-    page.screenshot(path=str(screenshots / "mobile" / "menu_open.png"))
     context.close()
     assert not blocked, blocked
 

@@ -98,14 +98,6 @@ def test_output_projection_blocks_are_the_kernel_slices():
         np.testing.assert_array_equal(W_o[:, 3 * m:3 * m + 3], kernel[:, :, dr + 1, dc + 1])
 
 
-def test_image_sequence_round_trip():
-    image = np.arange(24.0).reshape(2, 3, 4)
-    I = cp.image_to_sequence(image)
-    assert I.shape == (2, 12)
-    np.testing.assert_array_equal(I[:, 1 * 4 + 2], image[:, 1, 2])  # row 1, column 2 -> column 6
-    np.testing.assert_array_equal(cp.sequence_to_image(I, 3, 4), image)
-
-
 @pytest.mark.parametrize("call, message", [
     (lambda: cp.conv2d(np.ones((2, 3, 3)), np.ones((1, 3, 3, 3))), "C_in must be 2"),
     (lambda: cp.conv2d(np.ones((2, 3, 3)), np.ones((1, 2, 2, 2))), "odd side"),
@@ -113,7 +105,6 @@ def test_image_sequence_round_trip():
     (lambda: cp.conv_as_attention(np.ones((1, 0, 3)), np.ones((1, 1, 3, 3))), "at least one channel and one pixel"),
     (lambda: cp.neighbourhood_offsets(4), "kernel_size must be odd"),
     (lambda: cp.offset_mask(3, 3, 1), "pair of integers"),
-    (lambda: cp.sequence_to_image(np.ones((2, 5)), 2, 3), "needs 6 columns"),
     (lambda: cp.conv_output_projection(np.ones((1, 1, 3, 2))), "odd side"),
 ])
 def test_bad_cnn_input_raises(call, message):
@@ -252,8 +243,9 @@ def test_linear_attention_step_matches_recurrence():
 
 
 @pytest.mark.parametrize("call, message", [
-    (lambda: cp.linear_attention(np.ones((3, 4)), np.ones((2, 4)), np.ones((2, 4))), "both \\(d_k, N\\)"),
-    (lambda: cp.linear_attention(np.ones((3, 4)), np.ones((3, 4)), np.ones((2, 5))), "one value per key"),
+    (lambda: cp.linear_attention(np.ones((3, 4)), np.ones((2, 4)), np.ones((2, 4))), "the same size d_k"),
+    (lambda: cp.linear_attention(np.ones((3, 4)), np.ones((3, 5)), np.ones((2, 5))), "both \\(d_k, N\\)"),
+    (lambda: cp.linear_attention(np.ones((3, 4)), np.ones((3, 4)), np.ones((2, 5))), "every key needs a value"),
     (lambda: cp.linear_attention_recurrent(np.ones((3, 0)), np.ones((3, 0)), np.ones((2, 0))), "N > 0"),
     (lambda: cp.linear_attention_step(np.ones((2, 3)), np.ones(3), np.ones(3), np.ones(2), np.ones(2)),
      "z, q and k must be \\(3,\\)"),

@@ -57,3 +57,25 @@ def test_diagrams_fit_the_book_width():
     for fig in (diagrams.b1_diagram(), diagrams.multi_head_diagram()):
         width, height = fig.get_size_inches()
         assert width <= 10 and height <= 8
+
+
+@pytest.mark.parametrize("N", [2, 4, 6])
+def test_b1_diagram_routes_the_values_around_the_softmax(N):
+    """The values do not pass through the softmax: no point of a value's route lies inside the softmax box."""
+    import numpy as np
+    from matplotlib.patches import FancyBboxPatch
+
+    ax = diagrams.b1_diagram(N).axes[0]
+    (soft,) = [p for p in ax.patches if isinstance(p, FancyBboxPatch) and p.get_label() == "softmax"]
+    x0, y0 = soft.get_x(), soft.get_y()
+    x1, y1 = x0 + soft.get_width(), y0 + soft.get_height()
+    routes = {line.get_label(): line for line in ax.lines if line.get_label().endswith(" route")}
+    assert sorted(routes) == sorted(f"v^{j} route" for j in range(1, N + 1))
+    for label, line in routes.items():
+        xs, ys = line.get_xdata(), line.get_ydata()
+        assert ys[0] < y0 and ys[-1] > y1, f"{label} must start below the softmax box and end above it"
+        for (xa, ya), (xb, yb) in zip(zip(xs, ys), zip(xs[1:], ys[1:])):
+            t = np.linspace(0, 1, 200)
+            px, py = xa + t * (xb - xa), ya + t * (yb - ya)
+            inside = (px > x0) & (px < x1) & (py > y0) & (py < y1)
+            assert not inside.any(), f"{label} crosses the softmax box"

@@ -11,10 +11,10 @@ from collections import Counter
 import pytest
 from babel.messages.pofile import read_po
 
-from conftest import ROOT
+from book_site import ROOT, TRANSLATIONS
 
 LOCALES = ROOT / "locales"
-LANGS = ("zh_TW", "zh_CN")
+LANGS = TRANSLATIONS
 PAGES = sorted(p.relative_to(LOCALES / "zh_TW" / "LC_MESSAGES") for p in (LOCALES / "zh_TW" / "LC_MESSAGES").rglob("*.po"))
 
 MATH = re.compile(r"\$\$.*?\$\$|\$[^$\n]+\$", re.S)
@@ -93,7 +93,7 @@ def test_zh_tw_reads_as_chinese(page):
 
 
 def test_zh_cn_is_what_zh_tw_derives():
-    from tools.editions import LOCALES as derived_root, derive
+    from editions import LOCALES as derived_root, derive
 
     assert derived_root == LOCALES
     for rel, text in derive().items():
@@ -111,7 +111,7 @@ def test_zh_cn_holds_no_traditional_only_character(page):
 
 
 def test_row_and_column_swap_between_the_editions():
-    from tools.editions import to_simplified
+    from editions import to_simplified
 
     # Taiwan: 列 = row, 行 = column; the mainland the other way round. 序列 (sequence) is neither.
     assert to_simplified("第 2 列是一個列向量，第 3 行是一個行向量；序列") == "第 2 行是一个行向量，第 3 列是一个列向量；序列"

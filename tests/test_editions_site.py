@@ -4,8 +4,9 @@ page linked to itself in the other two, and the terms that differ across the str
 import re
 
 import pytest
+from book_site import TRANSLATIONS
 
-EDITIONS = {"en": "", "zh_TW": "zh_TW/", "zh_CN": "zh_CN/"}
+EDITIONS = {"en": "", **{lang: lang + "/" for lang in TRANSLATIONS}}  # edition -> its folder in the site
 LANG = re.compile(r"<html[^>]*\blang=\"([^\"]+)\"")
 BAR = re.compile(r'<nav class="edition-links"[^>]*>(.*?)</nav>', re.S)
 HREF = re.compile(r'href="([^"]+)"')
@@ -13,7 +14,7 @@ HREF = re.compile(r'href="([^"]+)"')
 
 def edition_pages(site, edition):
     folder = site / EDITIONS[edition] if EDITIONS[edition] else site
-    skip = {"_static", "_sources", "_images", "zh_TW", "zh_CN"}
+    skip = {"_static", "_sources", "_images", *TRANSLATIONS}
     return sorted(p.relative_to(folder).as_posix() for p in folder.rglob("*.html")
                   if not skip.intersection(p.relative_to(folder).parts[:-1]) and p.name != "index.html")
 
@@ -25,7 +26,7 @@ def english_pages(site):
     return pages
 
 
-@pytest.mark.parametrize("edition", ["zh_TW", "zh_CN"])
+@pytest.mark.parametrize("edition", TRANSLATIONS)
 def test_each_edition_has_every_page(site, english_pages, edition):
     missing = sorted(set(english_pages) - set(edition_pages(site, edition)))
     assert not missing, f"the {edition} edition lacks {missing}"
@@ -60,7 +61,7 @@ def test_row_and_column_vectors_are_named_as_each_side_of_the_strait_does(site, 
     assert re.search(rf"{column}\s*[#¶]?\s*· column vector", text), f"{edition}: the column vector is not {column}"
 
 
-@pytest.mark.parametrize("edition", ["zh_TW", "zh_CN"])
+@pytest.mark.parametrize("edition", TRANSLATIONS)
 def test_chapters_read_in_chinese(site, edition):
     for page in sorted((site / edition / "chapters").glob("*.html")):
         text = visible_text(page.read_text(encoding="utf-8"))

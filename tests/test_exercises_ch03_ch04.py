@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 import attn
+import attn.rows
 from attn.exercises import ch03, ch04
 
 
@@ -45,19 +46,39 @@ def test_b1_by_hand_value():
     assert "Right" in ch03.check_b1(np.round(expected, 4))
 
 
+def _b1_variant(scores=None, values=None):
+    I, W_q, W_k, W_v = ch03.b1_problem()
+    alpha = (W_k @ I).T @ (W_q @ I[:, 0])
+    weights = attn.softmax(alpha) if scores is None else scores(alpha)
+    return (W_v @ I if values is None else values(I)) @ weights
+
+
 @pytest.mark.parametrize(
     "wrong, hint",
     [
         (lambda: np.array([3.0, -1.0]), "raw scores"),  # V @ alpha with alpha = (0, 1, 1)
+        (lambda: _b1_variant(scores=lambda a: a), "raw scores"),
         (lambda: np.array([4 / 3, 0.0]), "plain average"),
-        (lambda: np.array([1.0, 2.0]), "Not yet"),
+        (lambda: _b1_variant(scores=lambda a: attn.softmax(a / np.sqrt(2))), r"sqrt\(d_k\) = sqrt\(2\)"),
+        (lambda: [1.42, -0.27], r"Close: \[1.42, -0.27\] is right to 2 decimals.*within 0.001"),
+        (lambda: [1.423, -0.26], "right to 2 decimals"),  # -0.26: one entry truncated, not rounded
+        (lambda: np.array([1.0, 2.0]), r"^Steps: q\^1 = W_q a\^1.*within 0.001 of the exact value"),
         (lambda: [1.0, 2.0, 3.0], r"shape \(2,\)"),
         (lambda: "b1", "2 numbers"),
+        (lambda: ..., "b1 should be 2 numbers, got Ellipsis"),  # the notebook's stub
     ],
 )
 def test_b1_wrong_answers(wrong, hint):
     with pytest.raises(AssertionError, match=hint):
         ch03.check_b1(wrong())
+
+
+def test_b1_hints_never_repeat_not_yet():
+    """The notebook prints "Not yet:" before the hint, so no hint starts with it again."""
+    for wrong in ([1.42, -0.27], [1.0, 2.0], [3.0, -1.0], [4 / 3, 0.0]):
+        with pytest.raises(AssertionError) as info:
+            ch03.check_b1(wrong)
+        assert not str(info.value).lower().startswith("not yet")
 
 
 def test_b1_swapped_roles_and_summed_inputs_get_hints():
@@ -72,84 +93,203 @@ def test_b1_swapped_roles_and_summed_inputs_get_hints():
 
 def test_output_column_reference_passes():
     assert "Right" in ch03.check_output_column(b_i_reference)
-    assert "Right" in ch03.check_output_column(lambda I, W_q, W_k, W_v, i: attn.self_attention_loop(I, W_q, W_k, W_v)[0][:, i])
+
+    def b_i_plain_loops(I, W_q, W_k, W_v, i):  # no attn at all: the softmax written out
+        N = I.shape[1]
+        q = W_q @ I[:, i]
+        scores = [q @ (W_k @ I[:, j]) for j in range(N)]
+        top = max(scores)
+        e = [np.exp(s - top) for s in scores]
+        return sum(e[j] / sum(e) * (W_v @ I[:, j]) for j in range(N))
+
+    assert "Right" in ch03.check_output_column(b_i_plain_loops)
 
 
-def test_output_column_wrong_functions_fail():
-    def transposed(I, W_q, W_k, W_v, i):  # scores q^j . k^i instead of q^i . k^j
-        A = (W_k @ I).T @ (W_q @ I)
-        return (W_v @ I) @ attn.softmax(A[i, :])
-
-    with pytest.raises(AssertionError, match="row i of A"):
-        ch03.check_output_column(transposed)
-    with pytest.raises(AssertionError, match="wrong"):
-        ch03.check_output_column(lambda I, W_q, W_k, W_v, i: (W_v @ I).mean(axis=1))
-    with pytest.raises(AssertionError, match="shape"):
-        ch03.check_output_column(lambda I, W_q, W_k, W_v, i: I[:, i])
-    with pytest.raises(AssertionError, match="raised ZeroDivisionError"):
-        ch03.check_output_column(lambda *args: 1 / 0)
-    with pytest.raises(AssertionError, match="function itself"):
-        ch03.check_output_column(np.zeros(3))
+def _column(weights):
+    """A b_i that loops over the keys and weights the values by ``weights(scores, d_k)``."""
+    def b_i(I, W_q, W_k, W_v, i):
+        q = W_q @ I[:, i]
+        scores = np.array([q @ (W_k @ I[:, j]) for j in range(I.shape[1])])
+        return (W_v @ I) @ weights(scores, W_q.shape[0])
+    return b_i
 
 
-def test_scale_checker():
-    assert "Right" in ch03.check_scale(1 / np.sqrt(256))
-    for wrong, hint in ((1 / 256, "variance"), (16, "below 1"), (0.5, "c\\*\\*2"), ("x", "one number")):
-        with pytest.raises(AssertionError, match=hint):
-            ch03.check_scale(wrong)
+def _shifted(I, W_q, W_k, W_v, i):  # i taken as 1-based: the column before
+    return b_i_reference(I, W_q, W_k, W_v, i - 1 if i > 0 else i)
+
+
+def _transposed(I, W_q, W_k, W_v, i):  # scores q^j . k^i instead of q^i . k^j
+    A = (W_k @ I).T @ (W_q @ I)
+    return (W_v @ I) @ attn.softmax(A[i, :])
+
+
+def _matrix_softmax(I, W_q, W_k, W_v, i):  # the whole matrix form, then column i
+    A_prime = attn.softmax((W_k @ I).T @ (W_q @ I), axis=0)
+    return (W_v @ I @ A_prime)[:, i]
+
+
+def _no_loop(I, W_q, W_k, W_v, i):  # the right steps for query i, vectorised over the keys
+    return (W_v @ I) @ attn.softmax((W_k @ I).T @ (W_q @ I[:, i]))
+
+
+@pytest.mark.parametrize(
+    "wrong, hint",
+    [
+        (lambda I, W_q, W_k, W_v, i: attn.self_attention(I, W_q, W_k, W_v)[0][:, i], "calls attn's self_attention"),
+        (lambda I, W_q, W_k, W_v, i: attn.self_attention_loop(I, W_q, W_k, W_v)[0][:, i],
+         "calls attn's self_attention_loop"),
+        (_matrix_softmax, "softmax of a matrix"),
+        (_no_loop, "no loop"),
+        (_column(lambda s, d_k: s), "raw scores"),  # forgot the softmax
+        (_column(lambda s, d_k: attn.softmax(s / np.sqrt(d_k))), r"sqrt\(d_k\) = sqrt\(2\)"),
+        (_transposed, "row i of A"),
+        (_shifted, r"That is b\^1, not b\^2: i counts from 0"),
+        (lambda I, W_q, W_k, W_v, i: (W_v @ I).mean(axis=1), "plain average"),
+        (lambda I, W_q, W_k, W_v, i: 2 * b_i_reference(I, W_q, W_k, W_v, i), r"b\^1 is wrong.*expected"),
+        (lambda I, W_q, W_k, W_v, i: I[:, i], "shape"),
+        (lambda *args: 1 / 0, "raised ZeroDivisionError"),
+        (lambda *args: None, "b_i returned None: end it with `return` and the vector b\\^i"),
+        (np.zeros(3), "function itself"),
+    ],
+)
+def test_output_column_wrong_functions_fail(wrong, hint):
+    with pytest.raises(AssertionError, match=hint):
+        ch03.check_output_column(wrong)
+
+
+def test_output_column_refuses_the_shortcut_however_imported():
+    from attn import self_attention as sa
+
+    def b_i(I, W_q, W_k, W_v, i):
+        for _ in range(1):  # a loop, to show the loop alone does not pass
+            pass
+        return sa(I, W_q, W_k, W_v)[0][:, i]
+
+    with pytest.raises(AssertionError, match="calls attn's self_attention"):
+        ch03.check_output_column(b_i)
+
+
+@pytest.mark.parametrize(
+    "wrong, hint",
+    [(1 / 256, "variance"), (16, "below 1"), (256, "below 1"), (0.5, "c\\*\\*2"), ("x", "one number"),
+     (-1 / 16, "positive root"), (..., "scale should be one number, got Ellipsis")],
+)
+def test_score_scale_checker(wrong, hint):
+    assert "Right" in ch03.check_score_scale(1 / np.sqrt(256))
+    with pytest.raises(AssertionError, match=hint):
+        ch03.check_score_scale(wrong)
+
+
+def test_no_checker_shadows_the_library_check_scale():
+    import attn._checks
+    from attn.exercises import ch01, ch02, ch05, ch06, ch07, ch08, ch09, ch10
+
+    library = {name for name in dir(attn._checks) if name.startswith("check_")}
+    for module in (ch01, ch02, ch03, ch04, ch05, ch06, ch07, ch08, ch09, ch10):
+        clash = library & {name for name in dir(module) if name.startswith("check_")
+                           and getattr(module, name).__module__ == module.__name__}
+        assert not clash, f"{module.__name__} defines {clash}, names of attn._checks"
 
 
 # --- chapter 4 -----------------------------------------------------------------------------------
 
 def test_matrix_form_reference_passes():
     assert "Right" in ch04.check_matrix_form(matrix_reference)
-    assert "Right" in ch04.check_matrix_form(attn.self_attention)
+
+    def own_softmax(I, W_q, W_k, W_v):  # a column softmax written with numpy: no loop, no attn call
+        A = (W_k @ I).T @ (W_q @ I)
+        E = np.exp(A - A.max(axis=0))
+        A_prime = E / E.sum(axis=0)
+        return W_v @ I @ A_prime, A_prime
+
+    assert "Right" in ch04.check_matrix_form(own_softmax)
 
 
-def test_matrix_form_wrong_functions_fail():
-    def rows_softmax(I, W_q, W_k, W_v):
-        A_prime = attn.softmax((W_k @ I).T @ (W_q @ I), axis=1)
-        return (W_v @ I) @ A_prime, A_prime
+def _matrix(weights, output=lambda V, A_prime: V @ A_prime):
+    """An attention(I, W_q, W_k, W_v) with A_prime = weights(A, d_k) and O = output(V, A_prime)."""
+    def attention(I, W_q, W_k, W_v):
+        A_prime = weights((W_k @ I).T @ (W_q @ I), W_q.shape[0])
+        return output(W_v @ I, A_prime), A_prime
+    return attention
 
-    def transposed(I, W_q, W_k, W_v):
-        O, A_prime = attn.self_attention(I, W_q, W_k, W_v)
-        return O, A_prime.T
 
-    def bad_output(I, W_q, W_k, W_v):
-        O, A_prime = attn.self_attention(I, W_q, W_k, W_v)
-        return 2 * O, A_prime
+def _column_loop(I, W_q, W_k, W_v):  # one softmax call per query
+    A = (W_k @ I).T @ (W_q @ I)
+    A_prime = np.stack([attn.softmax(A[:, i]) for i in range(A.shape[1])], axis=1)
+    return W_v @ I @ A_prime, A_prime
 
-    def output_as_rows(I, W_q, W_k, W_v):
-        O, A_prime = attn.self_attention(I, W_q, W_k, W_v)
-        return O.T, A_prime
 
-    for func, hint in ((rows_softmax, "along the rows"), (transposed, "transposed"), (bad_output, "O is not"),
-                       (output_as_rows, r"O should be \(d_v, N\)"),
-                       (lambda *a: attn.self_attention(*a)[0], "pair"), (lambda *a: 1 / 0, "raised")):
-        with pytest.raises(AssertionError, match=hint):
-            ch04.check_matrix_form(func)
+def _python_loop(I, W_q, W_k, W_v):  # one softmax call, but the scores in a Python loop
+    N = I.shape[1]
+    Q, K = W_q @ I, W_k @ I
+    A = np.array([[K[:, j] @ Q[:, i] for i in range(N)] for j in range(N)])
+    A_prime = attn.softmax(A, axis=0)
+    return W_v @ I @ A_prime, A_prime
+
+
+@pytest.mark.parametrize(
+    "wrong, hint",
+    [
+        (attn.self_attention, "calls attn's self_attention"),
+        (lambda *a: attn.self_attention(*a), "calls attn's self_attention"),
+        (lambda I, *w: attn.multi_head_attention(I, *(W[None] for W in w), np.eye(w[2].shape[0])),
+         "calls attn's multi_head_attention"),
+        (_column_loop, "calls attn.softmax 5 times"),
+        (_python_loop, "loops in Python"),
+        (_matrix(lambda A, d_k: attn.softmax(A, axis=1)), "along the rows"),
+        (_matrix(lambda A, d_k: attn.softmax(A, axis=0).T), "transposed"),
+        (_matrix(lambda A, d_k: A), "raw scores"),
+        (_matrix(lambda A, d_k: attn.softmax(A / np.sqrt(d_k), axis=0)), r"sqrt\(d_k\) = sqrt\(2\)"),
+        (_matrix(lambda A, d_k: attn.softmax(A, axis=0), lambda V, P: V @ P.T), r"O = V @ A_prime.T"),
+        (_matrix(lambda A, d_k: attn.softmax(A, axis=0), lambda V, P: 2 * V @ P), "O is not"),
+        (_matrix(lambda A, d_k: attn.softmax(A, axis=0), lambda V, P: (V @ P).T), r"O should be \(d_v, N\)"),
+        (_matrix(lambda A, d_k: attn.softmax(A, axis=0)[:, :1]), r"A_prime should be \(N, N\)"),
+        (lambda *a: matrix_reference(*a)[0], "pair"),
+        (lambda *a: 1 / 0, "raised"),
+        (lambda *a: None, "attention returned None: end it with `return`$"),
+    ],
+)
+def test_matrix_form_wrong_functions_fail(wrong, hint):
+    with pytest.raises(AssertionError, match=hint):
+        ch04.check_matrix_form(wrong)
 
 
 def test_parameter_count_checker():
     assert "Right" in ch04.check_parameter_count(19200, 19200)
-    for answer, hint in (((19200, 20000), "differ"), ((128 * 128, 128 * 128), "attention matrix"),
-                         ((6400, 6400), "one matrix"), ((100, 100), "Count"), (("a", 1), "whole numbers")):
-        with pytest.raises(AssertionError, match=hint):
-            ch04.check_parameter_count(*answer)
+    assert "Right" in ch04.check_parameter_count(19200.0, np.int64(19200))
 
 
-def test_row_form_checker():
+@pytest.mark.parametrize(
+    "answer, hint",
+    [((19200, 20000), "differ"), ((128 * 128, 128 * 128), "attention matrix"), ((6400, 6400), "one matrix"),
+     ((100, 100), "Count"), (("a", 1), "whole numbers"), (("19200", "19200"), "whole numbers"),
+     ((19200.9, 19200.9), "19200.9 is not a whole number"), ((19200, 19200.5), "not a whole number"),
+     ((True, True), "whole numbers"), ((3 * 80 * 81, 3 * 80 * 81), "bias"), ((25600, 25600), "output projection"),
+     ((..., ...), "give two whole numbers, got Ellipsis and Ellipsis")],
+)
+def test_parameter_count_wrong_answers(answer, hint):
+    with pytest.raises(AssertionError, match=hint):
+        ch04.check_parameter_count(*answer)
+
+
+@pytest.mark.parametrize(
+    "wrong, hint",
+    [
+        (lambda X, W_q, W_k, W_v: attn.softmax((X @ W_q.T) @ (X @ W_k.T).T, axis=0) @ (X @ W_v.T), "down the columns"),
+        (lambda X, W_q, W_k, W_v: attn.softmax((X @ W_k.T) @ (X @ W_q.T).T, axis=0) @ (X @ W_v.T), "keys in its rows"),
+        (lambda X, W_q, W_k, W_v: ((X @ W_q.T) @ (X @ W_k.T).T) @ (X @ W_v.T), "raw scores"),
+        (lambda X, W_q, W_k, W_v: attn.softmax((X @ W_q.T) @ (X @ W_k.T).T / np.sqrt(W_q.shape[0]), axis=1)
+         @ (X @ W_v.T), r"sqrt\(d_k\)"),
+        (lambda X, W_q, W_k, W_v: row_reference(X, W_q, W_k, W_v).T, "column-form shape"),
+        (lambda X, W_q, W_k, W_v: 0 * row_reference(X, W_q, W_k, W_v), "Y is wrong"),
+        (lambda X, W_q, W_k, W_v: attn.self_attention(X.T, W_q, W_k, W_v)[0].T, "calls attn's self_attention"),
+        (lambda X, W_q, W_k, W_v: attn.rows.row_form_attention(X, W_q, W_k, W_v), "calls attn's row_form_attention"),
+    ],
+)
+def test_row_form_wrong_answers(wrong, hint):
     assert "Right" in ch04.check_row_form(row_reference)
-
-    def columns_softmax(X, W_q, W_k, W_v):
-        return attn.softmax((X @ W_q.T) @ (X @ W_k.T).T, axis=0) @ (X @ W_v.T)
-
-    with pytest.raises(AssertionError, match="down the columns"):
-        ch04.check_row_form(columns_softmax)
-    with pytest.raises(AssertionError, match="column-form shape"):
-        ch04.check_row_form(lambda X, W_q, W_k, W_v: row_reference(X, W_q, W_k, W_v).T)
-    with pytest.raises(AssertionError, match="Y is wrong"):
-        ch04.check_row_form(lambda X, W_q, W_k, W_v: 0 * row_reference(X, W_q, W_k, W_v))
+    with pytest.raises(AssertionError, match=hint):
+        ch04.check_row_form(wrong)
 
 
 def test_functions_returning_none_get_a_hint():

@@ -33,8 +33,11 @@ def test_split_reference_passes():
 @pytest.mark.parametrize("wrong, hint", [
     (split_interleaved, "rows m, m\\+h"),
     (split_heads_first, "all of W_q's rows, then W_k's"),
-    (lambda W_in, h: tuple(np.split(W_in, 3)), "should have shape"),
+    (lambda W_in, h: tuple(np.split(W_in, 3)), "now cut each into h heads"),
+    (lambda W_in, h: tuple(W[:, :-1] for W in split_reference(W_in, h)), "should have shape"),
+    (lambda W_in, h: (lambda q, k, v: (k, q, v))(*split_reference(W_in, h)), "your W_q is the other projection"),
     (lambda W_in, h: W_in, "three stacks"),
+    (lambda W_in, h: 1 / 0, "split raised ZeroDivisionError"),
 ])
 def test_split_wrong_answers_fail(wrong, hint):
     with pytest.raises(AssertionError, match=hint):
@@ -46,9 +49,9 @@ def test_unfinished_answers_get_a_hint():
     with pytest.raises(AssertionError, match="split returned None"):
         ch05.check_split_in_proj(lambda W_in, h: None)
     with pytest.raises(AssertionError, match="count returned None"):
-        ch05.check_parameter_count(lambda d, h, d_k, d_v, d_out: None)
+        ch05.check_weight_count(lambda d, h, d_k, d_v, d_out: None)
     with pytest.raises(AssertionError, match="count raised ZeroDivisionError"):
-        ch05.check_parameter_count(lambda d, h, d_k, d_v, d_out: 1 // 0)
+        ch05.check_weight_count(lambda d, h, d_k, d_v, d_out: 1 // 0)
     with pytest.raises(AssertionError, match="needs >= 0.9"):
         ch05.check_partner_head(np.zeros((3, 5)), np.zeros((3, 5)))
 
@@ -60,17 +63,36 @@ def count_reference(d, h, d_k, d_v, d_out):
 
 
 def test_count_reference_passes():
-    assert ch05.check_parameter_count(count_reference).startswith("Right:")
+    assert ch05.check_weight_count(count_reference).startswith("Right:")
 
 
-@pytest.mark.parametrize("wrong", [
-    lambda d, h, d_k, d_v, d_out: 4 * d * d,
-    lambda d, h, d_k, d_v, d_out: 2 * h * d_k * d + h * d_v * d + d_out * d_v,  # W_o without the h
-    lambda d, h, d_k, d_v, d_out: 3 * h * d_k * d + d_out * h * d_v,  # d_v taken as d_k
+@pytest.mark.parametrize("wrong, hint", [
+    (lambda d, h, d_k, d_v, d_out: 4 * d * d, "Count each matrix"),
+    (lambda d, h, d_k, d_v, d_out: 2 * h * d_k * d + h * d_v * d + d_out * d_v, r"\(d_out, h\*d_v\), not \(d_out, d_v\)"),
+    (lambda d, h, d_k, d_v, d_out: 3 * h * d_k * d + d_out * h * d_v, r"W_v maps to the value size"),
+    (lambda d, h, d_k, d_v, d_out: 2 * h * d_k * d + h * d_v * d, "W_o is missing"),
+    (lambda d, h, d_k, d_v, d_out: 2 * d_k * d + d_v * d + d_out * d_v, "You counted one head"),
+    (lambda d, h, d_k, d_v, d_out: None, "count returned None: end it with `return`"),
 ])
-def test_count_wrong_answers_fail(wrong):
-    with pytest.raises(AssertionError, match="Count each matrix"):
-        ch05.check_parameter_count(wrong)
+def test_count_wrong_answers_fail(wrong, hint):
+    with pytest.raises(AssertionError, match=hint):
+        ch05.check_weight_count(wrong)
+
+
+def test_one_signature_per_checker_name():
+    """A checker name means one call signature in every chapter."""
+    import inspect
+
+    from attn.exercises import ch01, ch02, ch03, ch04, ch06, ch07, ch08, ch09, ch10
+
+    seen = {}
+    for module in (ch01, ch02, ch03, ch04, ch05, ch06, ch07, ch08, ch09, ch10):
+        for name, func in inspect.getmembers(module, inspect.isfunction):
+            if name.startswith("check_") and func.__module__ == module.__name__:
+                signature = str(inspect.signature(func))
+                assert seen.setdefault(name, (signature, module.__name__))[0] == signature, (
+                    f"{name}{signature} in {module.__name__} differs from {seen[name]}"
+                )
 
 
 # --- exercise 3: one head that finds the partner -----------------------------------------------------
@@ -89,10 +111,24 @@ def test_partner_head_one_part_only_fails(which):
 
 def test_partner_head_too_weak_fails():
     W_q, W_k = heads.toy_heads(strength=0.5)
-    with pytest.raises(AssertionError, match="needs >= 0.9"):
+    with pytest.raises(AssertionError, match="already gives its partner 'purrs' the largest weight.*multiply W_q"):
         ch05.check_partner_head(W_q.reshape(6, 5), W_k.reshape(6, 5))
+
+
+def test_partner_head_self_attending_fails():
+    W = 5 * np.eye(5)  # q^i . k^j largest for j = i
+    with pytest.raises(AssertionError, match="every word attends most to itself.*OTHER role"):
+        ch05.check_partner_head(W, W)
+
+
+def test_partner_head_zero_start_gets_the_stored_hint():
+    with pytest.raises(AssertionError, match="largest weight goes to \\['cat', 'purrs', 'sun', 'shines', 'rain', "
+                                             "'falls'\\]. A head that reads only one part"):
+        ch05.check_partner_head(np.zeros((3, 5)), np.zeros((3, 5)))
 
 
 def test_partner_head_wrong_shape_fails():
     with pytest.raises(AssertionError, match="shape"):
         ch05.check_partner_head(np.ones((3, 4)), np.ones((3, 4)))
+    with pytest.raises(AssertionError, match="W_k must have the shape of W_q"):
+        ch05.check_partner_head(np.ones((3, 5)), np.ones((2, 5)))

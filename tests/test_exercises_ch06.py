@@ -58,6 +58,10 @@ def test_distance_profile_wrong_answers_get_hints():
         ch06.check_distance_profile(lambda d, N: np.zeros(N + 1))
     with pytest.raises(AssertionError, match="returned None"):
         ch06.check_distance_profile(lambda d, N: None)
+    with pytest.raises(AssertionError, match=r"one column per sine/cosine pair.*sum over the pairs m \(axis=1\)"):
+        ch06.check_distance_profile(lambda d, N: np.cos(np.outer(np.arange(N), positional.frequencies(d))))
+    with pytest.raises(AssertionError, match="once, not twice"):
+        ch06.check_distance_profile(lambda d, N: 2 * distance_profile(d, N))
     with pytest.raises(AssertionError, match="function itself"):
         ch06.check_distance_profile(distance_profile(2, 5))
 
@@ -81,6 +85,8 @@ def test_next_word_wrong_answers_get_hints():
         ch06.check_next_word(np.zeros((2, 19)), np.zeros((3, 19)))
     with pytest.raises(AssertionError, match="array of numbers"):
         ch06.check_next_word("W_q", np.zeros((2, 19)))
+    with pytest.raises(AssertionError, match="W_q should be an array of numbers, got ellipsis"):  # the stub
+        ch06.check_next_word(..., ...)
 
 
 # --- two before, with relative positions ---------------------------------------------------------
@@ -97,6 +103,7 @@ def test_two_before_reference_passes():
     (np.array([0.0, 2.0, 0.0, 0.0, 0.0, 0.0, 0.0]), "larger than the other entries"),
     (np.zeros(4), "odd length"),
     (np.zeros((3, 3)), "odd length"),
+    (..., "w should be an array of numbers, got ellipsis"),
 ])
 def test_two_before_wrong_answers_get_hints(w, hint):
     with pytest.raises(AssertionError, match=hint):

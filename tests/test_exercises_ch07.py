@@ -58,6 +58,8 @@ def test_image_right_answers_pass(answer):
     (lambda im: im.transpose(2, 1, 0).reshape(im.shape[2], -1), "row by row"),
     (lambda im: im.reshape(-1, 1), "one column per pixel"),
     (lambda im: 2 * applications.image_to_sequence(im), "must equal image"),
+    (lambda im: None, "to_sequence returned None: end it with `return`"),
+    (lambda im: im.reshape(7, -1), "to_sequence raised ValueError"),
 ])
 def test_image_wrong_answers_fail(wrong, hint):
     with pytest.raises(AssertionError, match=hint):
@@ -108,6 +110,7 @@ def extra_edge(n, edges):
     (counted_from_zero, "count nodes from 1"),
     (extra_edge, "share an edge"),
     (lambda n, edges: graph_mask_reference(n, edges).astype(float), "boolean"),
+    (lambda n, edges: None, "graph_mask returned None: end it with `return`"),
 ])
 def test_graph_wrong_answers_fail(wrong, hint):
     with pytest.raises(AssertionError, match=hint):

@@ -54,8 +54,10 @@ def test_layers_right():
 @pytest.mark.parametrize("wrong, hint", [
     (lambda N, k: N - 1, "right for k = 3 only"),
     (lambda N, k: -(-(N - 1) // (k - 1)), "not .* in one direction"),
-    (lambda N, k: (N - 1) // ((k - 1) // 2), "a part of a step"),
+    (lambda N, k: (N - 1) // ((k - 1) // 2), "rounds down, but a part of a step still needs a whole layer"),
+    (lambda N, k: -(-N // ((k - 1) // 2)), r"N - 1 = 1 positions back, not N"),
     (lambda N, k: 1, "expected"),
+    (lambda N, k: None, "layers returned None: end it with `return`"),
 ])
 def test_layers_wrong(wrong, hint):
     with pytest.raises(AssertionError, match=hint):

@@ -86,3 +86,32 @@ def test_band_count_full_matrix_fails():
 def test_band_count_not_a_function():
     with pytest.raises(AssertionError, match="pass your function itself"):
         ch09.check_band_count(42)
+
+
+@pytest.mark.parametrize("answer, hint", [
+    (16384, "number of vectors N: the question asks for seconds"),
+    (163.84 / 60, "in minutes"),
+    (..., "answer with a number of seconds, got Ellipsis"),  # the stub
+])
+def test_longest_speech_more_hints(answer, hint):
+    with pytest.raises(AssertionError, match=hint):
+        ch09.check_longest_speech(answer)
+
+
+def test_merge_rescaled_upside_down_fails():
+    def upside_down(m1, l1, m2, l2):
+        m = max(m1, m2)
+        return m, l1 * np.exp(m - m1) + l2 * np.exp(m - m2)
+
+    with pytest.raises(AssertionError, match="upside down"):
+        ch09.check_merge(upside_down)
+
+
+@pytest.mark.parametrize("wrong, hint", [
+    (lambda N, width: N * (2 * width + 1) - width * (width + 1), r"with width >= N every query sees all N keys"),
+    (lambda N, width: N * 2 * width - width * (width + 1), "each query also keeps its own key"),
+    (lambda N, width: None, "count returned None: end it with `return`"),
+])
+def test_band_count_more_hints(wrong, hint):
+    with pytest.raises(AssertionError, match=hint):
+        ch09.check_band_count(wrong)

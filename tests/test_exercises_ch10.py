@@ -23,6 +23,10 @@ def test_softmax_backward_reference_passes():
      "summed over a row"),
     (lambda A_prime, dA_prime: dA_prime, "dA is wrong"),
     (lambda A_prime, dA_prime: dA_prime[:1], "should have shape"),
+    (lambda A_prime, dA_prime: A_prime * ((A_prime * dA_prime).sum(axis=0) - dA_prime), "opposite sign"),
+    (lambda A_prime, dA_prime: dA_prime * A_prime * (1 - A_prime), "only the diagonal of the softmax's Jacobian"),
+    (lambda A_prime, dA_prime: None, "backward returned None: end it with `return`"),
+    (lambda A_prime, dA_prime: A_prime @ dA_prime[:2], "backward raised ValueError"),
 ])
 def test_softmax_backward_wrong_answers_fail(wrong, hint):
     with pytest.raises(AssertionError, match=hint):
@@ -39,7 +43,9 @@ def test_value_gradient_reference_passes():
     (lambda I, A_prime, dO: dO @ I.T, "attention weights are missing"),
     (lambda I, A_prime, dO: dO @ A_prime @ I.T, "transpose A_prime"),
     (lambda I, A_prime, dO: 2 * dO @ A_prime.T @ I.T, "dW_v is wrong"),
-    (lambda I, A_prime, dO: I @ A_prime @ dO.T, "should have shape"),
+    (lambda I, A_prime, dO: I @ A_prime @ dO.T, r"returned dW_v transposed, \(3, 2\)"),
+    (lambda I, A_prime, dO: dO @ A_prime.T, r"should have shape \(2, 3\)"),
+    (lambda I, A_prime, dO: None, "grad_W_v returned None"),
 ])
 def test_value_gradient_wrong_answers_fail(wrong, hint):
     with pytest.raises(AssertionError, match=hint):
@@ -71,11 +77,64 @@ def ceiling_strict(sentences, half_width):
     return 1 - 0.5 * np.sum(D.cue_distances(sentences) >= half_width) / n_tokens
 
 
+def ceiling_over_ambiguous_words(sentences, half_width):
+    far = D.cue_distances(sentences)
+    return 1 - 0.5 * np.sum(far > half_width) / far.size
+
+
 @pytest.mark.parametrize("wrong, hint", [
     (ceiling_zero_when_blind, "half the time"),
     (ceiling_strict, "exactly half_width words away"),
     (lambda sentences, half_width: 0.5, "expected"),
+    (ceiling_over_ambiguous_words, "divided by the .* ambiguous words only"),
+    (lambda sentences, half_width: None, "ceiling returned None"),
+    (lambda sentences, half_width: "high", "one number"),
+    (lambda sentences: 1.0, "ceiling raised TypeError"),
 ])
 def test_window_ceiling_wrong_answers_fail(wrong, hint):
     with pytest.raises(AssertionError, match=hint):
         ch10.check_window_ceiling(wrong)
+
+
+# --- exercise 3, second part: the smallest window that reaches 0.95, and its size ----------------------
+
+def smallest_window_reference():
+    from attn import train
+
+    _, test_set = train.default_data("cue")
+    k = next(k for k in range(0, 40) if D.window_ceiling(test_set, k) >= 0.95)
+    return k, sum(v.size for v in train.init_window_model(0, half_width=k).values())
+
+
+def test_window_size_reference_passes():
+    k, n_params = smallest_window_reference()
+    assert (k, n_params) == (9, 2718)  # the figures chapter 10's solution prints
+    assert ch10.check_window_size(k, n_params).startswith("Right: k = 9, a window of 19 words, and 2718 parameters")
+    assert ch10.check_window_size(9.0, 2718.0).startswith("Right:")
+
+
+@pytest.mark.parametrize("answer, hint", [
+    ((8, 2718), r"with k = 8 the ceiling on test_set is 0.93\d\d, below 0.95"),
+    ((10, 2718), r"not the smallest: k = 9 reaches it already \(0.95"),
+    ((100, 2718), "not the smallest: k = 99 reaches it already$"),
+    ((19, 2718), r"the window's width 2k \+ 1"),
+    ((-1, 2718), "0 or more"),
+    ((9, 2718.5), "not a whole number"),
+    ((9.5, 2718), "not a whole number"),
+    (("9", 2718), "k should be a whole number"),
+    ((9, 2718 - 22), "biases b1 and b2"),
+    ((9, 2718 - 8 * 21), "word embeddings W_emb"),
+    ((9, 5), "counts the weight arrays"),
+    ((9, 1000), "add up the sizes of every array"),
+])
+def test_window_size_wrong_answers_fail(answer, hint):
+    with pytest.raises(AssertionError, match=hint):
+        ch10.check_window_size(*answer)
+
+
+def test_window_size_k2_parameter_count_gets_a_hint():
+    from attn import train
+
+    size_k2 = sum(v.size for v in train.init_window_model(0, half_width=2).values())
+    with pytest.raises(AssertionError, match="the chapter's tagger with k = 2"):
+        ch10.check_window_size(9, size_k2)

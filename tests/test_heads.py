@@ -121,15 +121,18 @@ def test_split_in_proj_cuts_three_blocks():
 
 @pytest.mark.parametrize("d, h", [(80, 1), (80, 2), (80, 4), (80, 16), (512, 8)])
 def test_parameter_count_is_4_d_squared_when_d_k_is_d_over_h(d, h):
-    counts = heads.parameter_count(d, h)
-    assert counts["total"] == 4 * d * d
-    assert counts["W_o"] == d * d
-    assert heads.parameter_count(d, h, bias=True)["total"] == 4 * d * d + 4 * d
+    assert heads.parameter_count(d, h) == 4 * d * d
+    assert heads.parameter_breakdown(d, h) == {"W_q": d * d, "W_k": d * d, "W_v": d * d, "W_o": d * d}
+    assert heads.parameter_count(d, h, bias=True) == 4 * d * d + 4 * d
 
 
 def test_parameter_count_general_shapes():
-    c = heads.parameter_count(6, 3, d_k=2, d_v=5, d_out=4)
-    assert c == {"W_q": 36, "W_k": 36, "W_v": 90, "W_o": 60, "total": 222}
+    c = heads.parameter_breakdown(6, 3, d_k=2, d_v=5, d_out=4)
+    assert c == {"W_q": 36, "W_k": 36, "W_v": 90, "W_o": 60}
+    assert heads.parameter_count(6, 3, d_k=2, d_v=5, d_out=4) == 222
+    assert heads.parameter_breakdown(6, 3, d_k=2, d_v=5, d_out=4, bias=True) == {"W_q": 42, "W_k": 42, "W_v": 105,
+                                                                                 "W_o": 64}
+    assert isinstance(heads.parameter_count(6, 3, d_k=2, d_v=5, d_out=4), int)
 
 
 def test_toy_heads_attend_by_topic_and_by_role():
@@ -216,4 +219,4 @@ def test_fused_equals_torch_multihead_attention(torch, d, h, N):
 @pytest.mark.parametrize("d, h, bias", [(80, 2, True), (80, 2, False), (12, 3, True), (512, 8, True)])
 def test_parameter_count_equals_torch(torch, d, h, bias):
     mha = torch.nn.MultiheadAttention(d, h, bias=bias)
-    assert sum(p.numel() for p in mha.parameters()) == heads.parameter_count(d, h, bias=bias)["total"]
+    assert sum(p.numel() for p in mha.parameters()) == heads.parameter_count(d, h, bias=bias)

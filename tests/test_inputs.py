@@ -89,7 +89,6 @@ def test_frame_signal_columns_are_slices():
         np.testing.assert_array_equal(F[:, t], x[160 * t : 160 * t + 400])
 
 
-@settings(max_examples=60, deadline=None)
 @given(st.integers(0, 3000), st.integers(1, 400), st.integers(1, 200))
 def test_frame_count_is_the_largest_count_that_fits(n, window, hop):
     T = inputs.frame_count(n, window, hop)
@@ -141,7 +140,7 @@ def test_log_mel_of_a_pure_tone_peaks_at_its_band():
         (lambda: inputs.ms_to_samples(25, 22050), "not a whole number"),
         (lambda: inputs.ms_to_samples(-1), "positive"),
         (lambda: inputs.frame_count(-1), "non-negative"),
-        (lambda: inputs.frame_count(100, 0, 10), "window must be a positive integer"),
+        (lambda: inputs.frame_count(100, 0, 10), "window must be an integer >= 1"),
         (lambda: inputs.chirp(f_end=9000.0), "Nyquist"),
         (lambda: inputs.log_mel_features(np.zeros((600, 3))), r"\(600, 3\).*n_fft"),
         (lambda: inputs.hz_to_mel(-5.0), "non-negative"),

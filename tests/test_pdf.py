@@ -1,29 +1,23 @@
-"""The printed book, _build/pdf/self-attention-column-by-column.pdf (`make pdf`, tools/print_pdf.py).
+"""The printed book, _build/pdf/<book_site.PDF_NAME> (`make pdf`, tools/print_pdf.py).
 
 Read back with pypdf: it holds every page of _toc.yml (each title as a heading in the PDF's outline, so printed as a
 heading, not only listed in the contents), the references the site lists, no TeX that MathJax left unconverted,
 every Chinese term of the glossary, fonts that are all embedded, and a page count in proportion to the book.
-Each Chinese edition built into the site (_build/html/zh_TW, ...) is printed too, as
-self-attention-column-by-column.zh_TW.pdf, and checked the same way (its titles are read from its own pages).
+Each Chinese edition built into the site (_build/html/zh_TW, ...) is printed too, beside it (book_site.edition_pdf),
+and checked the same way (its titles are read from its own pages).
 Skips when chromium (which prints it) or the PDF is missing; in CI, which builds it, a skip is a failure.
 """
 
 import html
 import json
 import re
-import shutil
-import sys
 import unicodedata
-from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "tools"))
-import print_pdf  # noqa: E402
+import print_pdf
+from book_site import ROOT, SITE, edition_pdf, find_chromium
 
-PDF = ROOT / "_build" / "pdf" / print_pdf.PDF_NAME
-SITE = ROOT / "_build" / "html"
 EDITIONS = ["en", *(print_pdf.editions(SITE) if SITE.is_dir() else {})]
 # TeX that must have been typeset: the delimiters and the commands the book's formulas use.
 RAW_TEX = re.compile(r"\$\$|\\\(|\\\)|\\\[|\\\]|\\(frac|begin|end|mathrm|mathbf|top|sum|sqrt|alpha|cdots|operatorname)\b")
@@ -69,9 +63,9 @@ def edition(request):
 
 @pytest.fixture(scope="module")
 def pdf(edition):
-    if not shutil.which("chromium"):
+    if not find_chromium():
         pytest.skip("chromium is not installed, so the book cannot be printed (apt-get install chromium fonts-noto-cjk)")
-    path = PDF if edition == "en" else print_pdf.edition_pdf(PDF, edition)
+    path = edition_pdf(edition)
     if not path.exists():
         pytest.skip(f"{path.relative_to(ROOT)} is missing: run `make pdf`")
     pypdf = pytest.importorskip("pypdf", reason="pypdf (the `test` extra) reads the PDF back")

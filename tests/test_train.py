@@ -178,7 +178,7 @@ def test_every_predict_returns_tags_and_attention_weights_come_from_their_own_fu
         np.testing.assert_array_equal(batch[0], tags)
     A_prime = M.attention_weights(params, tokens)
     scale = 1 / np.sqrt(params["W_q"].shape[0])
-    _, expected = attn.self_attention(params["E"][:, tokens], params["W_q"], params["W_k"], params["W_v"],
+    _, expected = attn.self_attention(params["W_emb"][:, tokens], params["W_q"], params["W_k"], params["W_v"],
                                       scale=scale)
     np.testing.assert_allclose(A_prime, expected, rtol=1e-12)
     assert M.attention_weights(params, tokens[None]).shape == (1, 7, 7)
@@ -323,7 +323,8 @@ def test_train_tagger_history_and_its_validation_split():
     (lambda: D.order_tags(D.encode(["I", "saw", "yesterday"])), "no cue words"),
     (lambda: D.make_order_sentences(2, seed=0, min_len=2), "min_len must be an integer >= 3"),
     (lambda: D.window_ceiling_band(D.make_sentences(2, seed=0), 2, coverage=1.0), "coverage must be in"),
-    (lambda: M.attention_loss_and_grads(M.init_window_model(0), *small_batch()), "missing \\['W_q', 'W_k', 'W_v'\\], unexpected \\[\\]"),
+    (lambda: M.attention_loss_and_grads(M.init_window_model(0), *small_batch()),
+     "missing \\['W_q', 'W_k', 'W_v'\\], unexpected \\[\\]"),
     (lambda: M.window_loss_and_grads(M.init_window_model(0), np.zeros((2, 3), int), np.zeros((2, 4), int)),
      "shape \\(B, N\\), got \\(2, 3\\) and \\(2, 4\\)"),
     (lambda: B.attention_forward(np.zeros((4, 5)), np.eye(4), np.eye(4), np.eye(4)), "shape \\(B, d, N\\)"),

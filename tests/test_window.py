@@ -53,7 +53,7 @@ def test_window_separates_the_saws_and_a_fit_tags_them():
 def test_window_fc_equals_fc_on_window_features():
     rng = np.random.default_rng(1)
     I, W = rng.normal(size=(2, 5)), rng.normal(size=(3, 10))
-    np.testing.assert_allclose(window.window_fc(I, W, k=2), W @ window.window_features(I, 2))
+    np.testing.assert_allclose(window.window_fc(I, W, half_width=2), W @ window.window_features(I, 2))
 
 
 def test_full_window_sees_everything():
@@ -65,10 +65,11 @@ def test_full_window_sees_everything():
 
 
 def test_parameter_counts():
-    assert window.fc_param_count(429, 1024) == 440320
-    assert window.window_param_count(39, 5, 1024) == 440320  # HW2: 11 frames of 39-dim MFCC
-    counts = [window.window_param_count(39, k, 1024) for k in range(6)]
-    assert len(set(np.diff(counts))) == 1  # linear in k: each step adds 2 x 39 x 1024
+    assert window.fc_parameter_count(429, 1024) == 440320
+    assert window.window_parameter_count(39, 5, 1024) == 440320  # HW2: 11 frames of 39-dim MFCC
+    assert window.window_parameter_count(d=39, half_width=5, d_out=1024) == 440320
+    counts = [window.window_parameter_count(39, w, 1024) for w in range(6)]
+    assert set(np.diff(counts)) == {2 * 39 * 1024}  # linear in the half-width: each step adds 2 x 39 x 1024
 
 
 @pytest.mark.parametrize("gap", [1, 3, 10])
@@ -96,10 +97,10 @@ def test_predict_tags():
         (lambda: window.per_vector_fc(np.ones((3, 2)), np.ones((2, 4))), r"W has shape \(2, 4\) but I has shape \(3, 2\)"),
         (lambda: window.per_vector_fc(np.ones((3, 2)), np.ones((2, 3)), np.ones(3)), r"c has shape \(3,\)"),
         (lambda: window.per_vector_fc(np.ones((3, 0)), np.ones((2, 3))), "N > 0"),
-        (lambda: window.window_features(np.ones((3, 2)), -1), "k must be an integer >= 0"),
-        (lambda: window.window_features(np.ones((3, 2)), 1.5), "k must be an integer"),
-        (lambda: window.window_fc(np.ones((3, 2)), np.ones((2, 3)), k=1), r"W has shape \(2, 3\).*needs 9 columns"),
-        (lambda: window.window_param_count(0, 1, 1), "d must be"),
+        (lambda: window.window_features(np.ones((3, 2)), -1), "half_width must be an integer >= 0"),
+        (lambda: window.window_features(np.ones((3, 2)), 1.5), "half_width must be an integer"),
+        (lambda: window.window_fc(np.ones((3, 2)), np.ones((2, 3)), half_width=1), r"W has shape \(2, 3\).*needs 9 columns"),
+        (lambda: window.window_parameter_count(0, 1, 1), "d must be"),
         (lambda: window.fit_fc(np.ones((2, 3)), np.ones((1, 4))), r"X has shape \(2, 3\) and T has shape \(1, 4\)"),
         (lambda: window.predict_tags(np.ones((2, 3))), "one row per tag"),
         (lambda: window.long_range_pair(0), "gap must be"),

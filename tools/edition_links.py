@@ -7,7 +7,7 @@ The English edition is built into ``_build/html/``, the Chinese ones into ``_bui
 
 from html import escape
 
-EDITIONS = (("en", "English"), ("zh_TW", "繁體中文"), ("zh_CN", "简体中文"))
+from book_site import EDITIONS
 
 
 def edition_href(pagename, here, there):
@@ -20,7 +20,7 @@ def edition_href(pagename, here, there):
 def edition_bar(pagename, here):
     """The HTML of the bar for one page."""
     items = []
-    for lang, name in EDITIONS:
+    for lang, name in EDITIONS.items():
         if lang == here:
             items.append(f'<span aria-current="true" lang="{lang.replace("_", "-")}">{name}</span>')
         else:
@@ -30,7 +30,7 @@ def edition_bar(pagename, here):
 
 
 def _add_bar(app, pagename, templatename, context, doctree):
-    here = app.config.language if app.config.language in dict(EDITIONS) else "en"
+    here = app.config.language if app.config.language in EDITIONS else "en"
     context["edition_links"] = edition_bar(pagename, here)
 
 

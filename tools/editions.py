@@ -18,7 +18,8 @@ import re
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+from book_site import ROOT, TRANSLATIONS
+
 LOCALES = ROOT / "locales"
 
 # Words in which 列 or 行 mean neither row nor column; they are the same on both sides of the strait.
@@ -165,7 +166,7 @@ def build(lang):
 
 
 def main(argv):
-    if len(argv) == 2 and argv[0] == "build" and argv[1] in ("zh_TW", "zh_CN"):
+    if len(argv) == 2 and argv[0] == "build" and argv[1] in TRANSLATIONS:
         return build(argv[1])
     if argv == ["sphinx-conf"]:
         sphinx_conf()

@@ -7,9 +7,27 @@ short message when it is right.
 import numpy as np
 
 from .. import inputs
+from ._common import call_student
 
 _ANIMALS = ("dog", "rabbit", "cat")
 _OTHERS = ("run", "jump", "tree", "flower")
+
+
+_FRAME_CASES = ((16000, 400, 160), (960000, 400, 160), (400, 400, 160), (399, 400, 160),
+                (560, 400, 160), (559, 400, 160), (0, 400, 160), (8000, 200, 80), (10, 3, 3))
+
+#: Counts that slip in a common way, each with its hint.
+_WRONG_FRAME_COUNTS = (
+    (lambda n, window, hop: n // hop,
+     "n_samples // hop counts frame starts, but the last frames would run past the end of the signal: a frame "
+     "needs all its window samples"),
+    (lambda n, window, hop: max(0, (n - window) // hop),
+     "one frame short: the frame that starts at sample 0 counts too, so add 1"),
+    (lambda n, window, hop: 1 + (n - window) // hop,
+     "a frame needs all its window samples: no frame fits when n_samples < window"),
+    (lambda n, window, hop: max(0, 1 + -(-(n - window) // hop)),
+     "that counts a last, partial frame: only full frames count, so round (n_samples - window) / hop down"),
+)
 
 
 def check_frame_count(frame_count):
@@ -18,18 +36,25 @@ def check_frame_count(frame_count):
     It must return how many full frames of ``window`` samples, one every ``hop``
     samples, fit in a signal of ``n_samples`` samples.
     """
-    if not callable(frame_count):
-        raise AssertionError(f"pass your function itself, not {type(frame_count).__name__}")
-    cases = [(16000, 400, 160), (960000, 400, 160), (400, 400, 160), (399, 400, 160),
-             (560, 400, 160), (559, 400, 160), (0, 400, 160), (8000, 200, 80), (10, 3, 3)]
-    for n, window, hop in cases:
+    answers = []
+    for n, window, hop in _FRAME_CASES:
         expected = inputs.frame_count(n, window, hop)
-        got = frame_count(n, window, hop)
-        if got != expected:
+        answers.append(call_student(
+            frame_count, "frame_count", n, window, hop,
+            none_hint=(f"frame_count({n}, {window}, {hop}) returned None, expected {expected}: count frame starts "
+                       "0, hop, 2 hop, ... whose frame still ends inside the signal"),
+        ))
+    for (n, window, hop), got in zip(_FRAME_CASES, answers):
+        expected = inputs.frame_count(n, window, hop)
+        if got == expected:
+            continue
+        hint = next((h for wrong, h in _WRONG_FRAME_COUNTS
+                     if all(a == wrong(*case) for case, a in zip(_FRAME_CASES, answers))), None)
+        if hint is None:
             hint = ("a frame needs all its window samples: no frame fits when n_samples < window"
                     if n < window else
                     "count frame starts 0, hop, 2 hop, ... whose frame still ends inside the signal")
-            raise AssertionError(f"frame_count({n}, {window}, {hop}) returned {got!r}, expected {expected}: {hint}")
+        raise AssertionError(f"frame_count({n}, {window}, {hop}) returned {got!r}, expected {expected}: {hint}")
     return "Right: 1 + (n_samples - window) // hop full frames (0 if the signal is shorter than a window)."
 
 
@@ -65,8 +90,18 @@ def check_padding_cost(fraction):
         got = float(fraction)
     except (TypeError, ValueError):
         raise AssertionError(f"answer with one number between 0 and 1, got {fraction!r}") from None
+    if 1.0 < got <= 100.0 and abs(got / 100 - expected) <= 1e-3:
+        raise AssertionError(f"{got} is a percentage: answer with the fraction, a number between 0 and 1")
     if not 0.0 <= got <= 1.0:
         raise AssertionError(f"a fraction is between 0 and 1, got {got}")
+    if abs(got - (1 - expected)) <= 1e-3:
+        raise AssertionError(f"{got:.4f} is the share of real frames: padding is the rest of the padded array")
+    short_only = 1 - lengths[1] / lengths[0]
+    if abs(got - short_only) <= 1e-3:
+        raise AssertionError(
+            f"{got:.4f} is the padding of one short utterance's row: the batch has 10 rows, and the long "
+            "utterance's row has no padding"
+        )
     if abs(got - expected) > 1e-3:
         raise AssertionError(
             f"{got:.4f} is not it: the lengths are {lengths[0]} and 9 x {lengths[1]} frames; "

@@ -7,6 +7,14 @@ short message when it is right.
 import numpy as np
 
 from .. import window
+from ._common import call_student, whole_number
+
+
+def _stack(I, k, mode):
+    """The window columns with the sequence padded by ``np.pad``'s ``mode`` (for the hints)."""
+    N = I.shape[1]
+    padded = np.pad(I, ((0, 0), (k, k)), mode=mode)
+    return np.concatenate([padded[:, m : m + N] for m in range(2 * k + 1)], axis=0)
 
 
 def check_window_features(window_features):
@@ -14,18 +22,23 @@ def check_window_features(window_features):
 
     Column i must be [a^{i-k}; ...; a^{i+k}], oldest neighbour first, zeros outside the sequence.
     """
-    if not callable(window_features):
-        raise AssertionError(f"pass your function itself, not {type(window_features).__name__}")
     rng = np.random.default_rng(2021)
     for d, N, k in [(1, 3, 1), (2, 4, 1), (3, 5, 2), (2, 3, 4), (3, 6, 0)]:
         I = rng.normal(size=(d, N))
         expected = window.window_features(I, k)
-        got = np.asarray(window_features(I, k))
+        got = np.asarray(call_student(window_features, "window_features", I, k))
         if got.shape != expected.shape:
             raise AssertionError(f"for I of shape {I.shape} and k = {k} the result needs shape {expected.shape}, got {got.shape}")
         if not np.allclose(got, expected):
             if np.allclose(got, window.window_features(I[:, ::-1], k)[:, ::-1]):
                 raise AssertionError("the blocks are in the wrong order: the neighbour at offset -k comes first")
+            for mode, what in (("edge", "copies of the first and last vectors"), ("wrap", "the sequence wrapped around")):
+                if k > 0 and np.allclose(got, _stack(I, k, mode)):
+                    raise AssertionError(f"outside the sequence you used {what}: positions outside the sequence are "
+                                         "zero vectors")
+            if np.allclose(got, expected.reshape(2 * k + 1, d, N).transpose(1, 0, 2).reshape(-1, N)):
+                raise AssertionError(f"the entries are interleaved: block m (rows m*d ... (m+1)*d - 1, d = {d}) must "
+                                     "hold one whole neighbour; stack the vectors one under the other")
             raise AssertionError(
                 f"wrong values for I of shape {I.shape}, k = {k}: block m of column i is a^(i + m - k), "
                 "or zeros when that position is outside the sequence"
@@ -42,6 +55,8 @@ def check_smallest_window(gap, k):
         raise AssertionError(f"k is a whole number of positions, got {k!r}")
     if k < expected:
         raise AssertionError(f"with k = {k} the window around the last word does not reach the first word, where the sentences differ")
+    if k == 2 * expected + 1:
+        raise AssertionError(f"{k} is the window's width 2k + 1: the question asks for the half-width k")
     if k > expected:
         raise AssertionError(f"k = {k} works but is not the smallest: the first word is {expected} positions before the last")
     return f"Right: k = {expected}; a window of 2k + 1 = {2 * expected + 1} vectors, for a sentence of {len(past)} words."
@@ -50,9 +65,15 @@ def check_smallest_window(gap, k):
 def check_hw2_first_layer(count):
     """Exercise ex-ch02-params: parameters of a fully connected layer from 11 frames of
     39-dim MFCC (5 each side) to 1024 outputs, weights and biases."""
-    expected = window.window_param_count(39, 5, 1024)
-    if count == window.window_param_count(39, 5, 1024) - 1024:
+    expected = window.window_parameter_count(39, 5, 1024)
+    if count == window.window_parameter_count(39, 5, 1024) - 1024:
         raise AssertionError(f"{count} counts the weights only: every output also has a bias")
+    if isinstance(count, float) and count != int(count):
+        whole_number("count", count)
+    if count in ((5 * 39 + 1) * 1024, (6 * 39 + 1) * 1024):
+        raise AssertionError(f"{count} is a window of 5 or 6 frames: 5 frames on EACH side plus the centre, 11 in all")
+    if count == (10 * 39 + 1) * 1024:
+        raise AssertionError(f"{count} leaves out the centre frame: 5 on each side plus the centre is 11 frames")
     if count == 39 * 1024 + 1024:
         raise AssertionError(f"{count} is a layer on one frame: the window holds 2 x 5 + 1 = 11 frames")
     if count != expected:

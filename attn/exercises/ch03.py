@@ -7,6 +7,10 @@ short message when it is right.
 import numpy as np
 
 from ..core import self_attention, softmax
+from ._common import call_logged, has_loop
+
+#: How close each entry of b^1 must be to the exact value.
+B1_TOLERANCE = 1e-3
 
 
 def b1_problem():
@@ -42,7 +46,8 @@ def check_b1(b1):
     Parameters
     ----------
     b1 : (2,) array_like
-        The student's b^1 = sum_i alpha'_{1,i} v^i.
+        The student's b^1 = sum_i alpha'_{1,i} v^i; each entry must be within
+        ``B1_TOLERANCE`` (0.001) of the exact value.
 
     Returns
     -------
@@ -54,10 +59,19 @@ def check_b1(b1):
     V = W_v @ I
     alpha = (W_k @ I).T @ (W_q @ I[:, 0])  # alpha_{1,i} = q^1 . k^i
     expected = V @ softmax(alpha)
-    if np.allclose(b1, expected, atol=1e-3):
+    if np.allclose(b1, expected, rtol=0, atol=B1_TOLERANCE):
         return f"Right: b^1 = {np.round(expected, 4)}."
+    if np.allclose(b1, expected, rtol=0, atol=0.01):
+        raise AssertionError(
+            f"Close: {b1.tolist()} is right to 2 decimals, but each entry must be within {B1_TOLERANCE} of b^1, "
+            "so 3 decimals: keep e = 2.71828 and the weights unrounded until the last step."
+        )
     if np.allclose(b1, V @ alpha, atol=1e-3):
         raise AssertionError("You weighted the v^i by the raw scores alpha_{1,i}: apply the softmax first.")
+    if np.allclose(b1, V @ softmax(alpha / np.sqrt(2)), atol=1e-3):
+        raise AssertionError(
+            "You divided the scores by sqrt(d_k) = sqrt(2): this exercise uses the lecture's scores q^1 . k^i as they are."
+        )
     if np.allclose(b1, V.mean(axis=1), atol=1e-3):
         raise AssertionError("That is the plain average of the v^i: weight each v^i by its alpha'_{1,i}.")
     wrong_q = V @ softmax((W_q @ I).T @ (W_k @ I[:, 0]))
@@ -66,52 +80,82 @@ def check_b1(b1):
     if np.allclose(b1, softmax(alpha) @ I.T, atol=1e-3):
         raise AssertionError("You summed the a^i: the weighted sum is over the values v^i = W_v a^i.")
     raise AssertionError(
-        "Not yet. Steps: q^1 = W_q a^1; k^i = W_k a^i for i = 1, 2, 3 (a^1 included); "
-        "alpha_{1,i} = q^1 . k^i; alpha' = softmax(alpha); b^1 = sum_i alpha'_{1,i} W_v a^i."
+        f"Steps: q^1 = W_q a^1; k^i = W_k a^i for i = 1, 2, 3 (a^1 included); "
+        f"alpha_{{1,i}} = q^1 . k^i; alpha' = softmax(alpha); b^1 = sum_i alpha'_{{1,i}} W_v a^i. "
+        f"Each entry must be within {B1_TOLERANCE} of the exact value."
     )
 
 
+def _column_hint(got, I, W_q, W_k, W_v, i):
+    """The hint for a wrong b^i: which common slip gives ``got``, if one does."""
+    V = W_v @ I
+    A = (W_k @ I).T @ (W_q @ I)  # A[j, i] = k^j . q^i
+    d_k, N = W_q.shape[0], I.shape[1]
+    close = lambda x: np.allclose(got, x, rtol=1e-6, atol=1e-9)  # noqa: E731
+    if close(V @ A[:, i]):
+        return "You weighted the values by the raw scores alpha_{i,j}: apply the softmax to them first."
+    if close(V @ softmax(A[:, i] / np.sqrt(d_k))):
+        return (f"You divided the scores by sqrt(d_k) = sqrt({d_k}): attn.self_attention, like the lecture's b^1, "
+                "uses q^i . k^j as they are (its scale is 1 unless you pass one).")
+    if close(V @ softmax(A[i, :])):
+        return "You used q^j . k^i (row i of A): query i's scores are q^i . k^j for every key j."
+    if close(V.mean(axis=1)):
+        return "That is the plain average of the values: weight each v^j by alpha'_{i,j}."
+    O, _ = self_attention(I, W_q, W_k, W_v)
+    for other in (i - 1, i + 1):
+        if 0 <= other < N and close(O[:, other]):
+            return (f"That is b^{other + 1}, not b^{i + 1}: i counts from 0 here, so b_i(..., {i}) is b^{i + 1}, "
+                    f"the output for the column I[:, {i}].")
+    return (f"b^{i + 1} is wrong for d={I.shape[0]}, d_k={d_k}, d_v={V.shape[0]}, N={N}: "
+            f"expected {O[:, i]}, got {got}")
+
+
 def check_output_column(b_i):
-    """Check a function ``b_i(I, W_q, W_k, W_v, i)`` that returns b^i (0-based i) with a loop.
+    """Check a function ``b_i(I, W_q, W_k, W_v, i)`` that returns b^i (0-based i) with loops.
 
     It is called on several random sequences of different sizes and every position i, and
-    compared with column i of :func:`attn.self_attention`.
+    compared with column i of :func:`attn.self_attention`. It must compute b^i itself: a call of
+    any of ``attn``'s attention functions, or one softmax over the whole (N, N) score matrix, is
+    refused, and its code must loop over the positions (a ``for``, ``while`` or comprehension).
 
     Returns
     -------
     str
         A confirmation when every case matches.
     """
-    if not callable(b_i):
-        raise AssertionError(f"pass your function itself, got {type(b_i).__name__}")
     rng = np.random.default_rng(3)
     for d, d_k, d_v, N in ((3, 2, 4, 5), (2, 3, 2, 1), (4, 4, 1, 6)):
         I = rng.normal(size=(d, N))
         W_q, W_k, W_v = rng.normal(size=(d_k, d)), rng.normal(size=(d_k, d)), rng.normal(size=(d_v, d))
         O, A_prime = self_attention(I, W_q, W_k, W_v)
         for i in range(N):
-            try:
-                got = b_i(I, W_q, W_k, W_v, i)
-            except Exception as exc:
-                raise AssertionError(f"b_i raised {type(exc).__name__}: {exc} (d={d}, N={N}, i={i})") from exc
-            if got is None:
-                raise AssertionError("b_i returned None: end it with `return` and the vector b^i")
+            got, log = call_logged(b_i, "b_i", I, W_q, W_k, W_v, i,
+                                   none_hint="b_i returned None: end it with `return` and the vector b^i")
+            shortcut = [name for name in log.names() if "attention" in name]
+            if shortcut:
+                raise AssertionError(
+                    f"b_i calls attn's {shortcut[0]}, which computes the whole layer: this exercise asks you to "
+                    "build b^i yourself, step by step (q^i, a score per key, the softmax, the weighted sum)."
+                )
+            if any(np.ndim(args.get("x")) > 1 for name, args in log.calls if name == "softmax"):
+                raise AssertionError(
+                    "b_i takes the softmax of a matrix, the weights of every query at once (chapter 4's matrix "
+                    "form): b^i needs only query i's N scores alpha_{i,j} = q^i . k^j, one per key j."
+                )
             got = np.asarray(got, dtype=float)
             if got.shape != (d_v,):
                 raise AssertionError(f"b^{i + 1} should have shape (d_v,) = ({d_v},), got {got.shape}")
             if not np.allclose(got, O[:, i], rtol=1e-6, atol=1e-9):
-                A = (W_k @ I).T @ (W_q @ I)
-                if np.allclose(got, (W_v @ I) @ softmax(A[i, :]), rtol=1e-6):
-                    raise AssertionError(
-                        "You used q^j . k^i (row i of A): query i's scores are q^i . k^j for every key j."
-                    )
-                raise AssertionError(
-                    f"b^{i + 1} is wrong for d={d}, d_k={d_k}, d_v={d_v}, N={N}: expected {O[:, i]}, got {got}"
-                )
+                raise AssertionError(_column_hint(got, I, W_q, W_k, W_v, i))
+    if not has_loop(b_i):
+        raise AssertionError(
+            "Your b^i is right, but b_i has no loop: the exercise asks for loops over the positions, e.g. "
+            "alpha_{i,j} = q^i . k^j for j in range(N), then b^i = sum over j of alpha'_{i,j} v^j."
+        )
     return "Right: your b^i equals column i of attn.self_attention for every i."
 
 
-def check_scale(scale):
+def check_score_scale(scale):
     """Check the scale that gives unit-variance scores when d_k = 256.
 
     Parameters
@@ -130,6 +174,11 @@ def check_scale(scale):
         raise AssertionError(f"scale should be one number, got {scale!r}") from None
     if np.isclose(scale, 1 / 16):
         return "Right: 1/sqrt(256) = 1/16 turns a standard deviation of 16 into 1."
+    if np.isclose(scale, -1 / 16):
+        raise AssertionError(
+            "-1/16 gives variance 1 too, but it flips the sign of every score, so each query would attend most to "
+            "the keys least like it: take the positive root."
+        )
     if np.isclose(scale, 1 / 256):
         raise AssertionError(
             "1/256 makes the variance 256 / 256**2: multiplying by c multiplies the variance by c**2."

@@ -4,11 +4,13 @@ Each checker raises ``AssertionError`` with a hint when the answer is wrong and 
 short message when it is right.
 """
 
+import numbers
+
 import numpy as np
 
 from ..core import self_attention, softmax
-from ..rows import count_parameters
-from ._common import call_student
+from ..rows import parameter_count
+from ._common import call_logged, call_student, has_loop, whole_number
 
 
 def _cases():
@@ -19,8 +21,39 @@ def _cases():
                rng.normal(size=(d_v, d)))
 
 
+def _matrix_form_hint(O, A_prime, I, W_q, W_k, W_v):
+    """The hint for a wrong (O, A_prime), or None when both are right."""
+    O_ref, A_ref = self_attention(I, W_q, W_k, W_v)
+    N, d_k = I.shape[1], W_q.shape[0]
+    A = (W_k @ I).T @ (W_q @ I)
+    if A_prime.shape != (N, N):
+        return f"A_prime should be (N, N) = ({N}, {N}), got {A_prime.shape}"
+    if not np.allclose(A_prime, A_ref, rtol=1e-6):
+        if np.allclose(A_prime, softmax(A, axis=1), rtol=1e-6):
+            return "Your softmax runs along the rows: in the column form each COLUMN (one query) sums to 1."
+        if np.allclose(A_prime, A_ref.T, rtol=1e-6):
+            return "A_prime is transposed: A = K.T @ Q, so rows are keys and columns are queries."
+        if np.allclose(A_prime, A, rtol=1e-6):
+            return "A_prime holds the raw scores A = K.T @ Q: apply the softmax to each column."
+        if np.allclose(A_prime, softmax(A / np.sqrt(d_k), axis=0), rtol=1e-6):
+            return (f"You divided the scores by sqrt(d_k) = sqrt({d_k}): the lecture's layer (attn.self_attention "
+                    "with its default scale 1) uses A = K.T @ Q as it is.")
+        return "A_prime is wrong: Q = W_q @ I, K = W_k @ I, A = K.T @ Q, softmax of each column."
+    if O.shape != O_ref.shape:
+        return f"O should be (d_v, N) = {O_ref.shape}, got {O.shape}: O = V @ A_prime"
+    if not np.allclose(O, O_ref, rtol=1e-6):
+        if np.allclose(O, (W_v @ I) @ A_ref.T, rtol=1e-6):
+            return "O = V @ A_prime.T mixes the values with the keys' rows: O = V @ A_prime, column i for query i."
+        return "A_prime is right but O is not: O = V @ A_prime with V = W_v @ I."
+    return None
+
+
 def check_matrix_form(attention):
     """Check ``attention(I, W_q, W_k, W_v) -> (O, A_prime)`` written as matrix products.
+
+    The function must not loop in Python (no ``for``, ``while`` or comprehension in its code),
+    must call ``attn.softmax`` at most once per call (a hand-written column softmax is fine),
+    and must not call any of ``attn``'s attention functions.
 
     Returns
     -------
@@ -28,27 +61,30 @@ def check_matrix_form(attention):
         A confirmation when O and A_prime equal :func:`attn.self_attention`'s on every case.
     """
     for I, W_q, W_k, W_v in _cases():
-        result = call_student(attention, "attention", I, W_q, W_k, W_v)
+        result, log = call_logged(attention, "attention", I, W_q, W_k, W_v)
+        shortcut = [name for name in log.names() if "attention" in name]
+        if shortcut:
+            raise AssertionError(
+                f"attention calls attn's {shortcut[0]}: the exercise is to write the layer yourself, as the "
+                "matrix products Q = W_q @ I, K = W_k @ I, V = W_v @ I, A = K.T @ Q, one softmax, O = V @ A_prime."
+            )
+        n_softmax = log.count("softmax")
+        if n_softmax > 1:
+            raise AssertionError(
+                f"attention calls attn.softmax {n_softmax} times for N = {I.shape[1]}: one call with axis=0 "
+                "normalises every column of A at once."
+            )
         if not (isinstance(result, tuple) and len(result) == 2):
             raise AssertionError("attention should return the pair (O, A_prime)")
         O, A_prime = (np.asarray(x, dtype=float) for x in result)
-        O_ref, A_ref = self_attention(I, W_q, W_k, W_v)
-        N = I.shape[1]
-        if A_prime.shape != (N, N):
-            raise AssertionError(f"A_prime should be (N, N) = ({N}, {N}), got {A_prime.shape}")
-        if not np.allclose(A_prime, A_ref, rtol=1e-6):
-            A = (W_k @ I).T @ (W_q @ I)
-            if np.allclose(A_prime, softmax(A, axis=1), rtol=1e-6):
-                raise AssertionError(
-                    "Your softmax runs along the rows: in the column form each COLUMN (one query) sums to 1."
-                )
-            if np.allclose(A_prime, A_ref.T, rtol=1e-6):
-                raise AssertionError("A_prime is transposed: A = K.T @ Q, so rows are keys and columns are queries.")
-            raise AssertionError("A_prime is wrong: Q = W_q @ I, K = W_k @ I, A = K.T @ Q, softmax of each column.")
-        if O.shape != O_ref.shape:
-            raise AssertionError(f"O should be (d_v, N) = {O_ref.shape}, got {O.shape}: O = V @ A_prime")
-        if not np.allclose(O, O_ref, rtol=1e-6):
-            raise AssertionError("A_prime is right but O is not: O = V @ A_prime with V = W_v @ I.")
+        hint = _matrix_form_hint(O, A_prime, I, W_q, W_k, W_v)
+        if hint:
+            raise AssertionError(hint)
+    if has_loop(attention):
+        raise AssertionError(
+            "Your O and A_prime are right, but attention loops in Python: the exercise asks for matrix products "
+            "only. K.T @ Q gives every score at once, and softmax(..., axis=0) every column."
+        )
     return "Right: matrix products and a column softmax give attn.self_attention's O and A_prime."
 
 
@@ -58,18 +94,19 @@ def check_parameter_count(n_128, n_1000):
     Parameters
     ----------
     n_128, n_1000 : int
-        The student's counts for sequences of 128 and of 1000 vectors.
+        The student's counts for sequences of 128 and of 1000 vectors: whole numbers (an int,
+        or a float with no fractional part).
 
     Returns
     -------
     str
         A confirmation when both counts are right.
     """
-    expected = count_parameters(80, 80, 80)
-    try:
-        n_128, n_1000 = int(n_128), int(n_1000)
-    except (TypeError, ValueError):
-        raise AssertionError(f"give two whole numbers, got {n_128!r} and {n_1000!r}") from None
+    expected = parameter_count(80, 80, 80)
+    for value in (n_128, n_1000):
+        if isinstance(value, (bool, np.bool_)) or not isinstance(value, (numbers.Real, np.number)):
+            raise AssertionError(f"give two whole numbers, got {n_128!r} and {n_1000!r}")
+    n_128, n_1000 = whole_number("n_128", n_128), whole_number("n_1000", n_1000)
     if n_128 != n_1000:
         raise AssertionError("The counts differ, yet W_q, W_k and W_v have no axis of length N.")
     if n_128 == expected:
@@ -80,11 +117,20 @@ def check_parameter_count(n_128, n_1000):
         )
     if n_128 == 80 * 80:
         raise AssertionError("That is one matrix: there are three, W_q, W_k and W_v.")
+    if n_128 == 3 * 80 * 81:
+        raise AssertionError("That counts a bias per output: the lecture's W_q, W_k and W_v are matrices only.")
+    if n_128 == 4 * 80 * 80:
+        raise AssertionError(
+            "That counts an output projection W_o too: the single-head layer of this chapter has W_q, W_k, W_v only."
+        )
     raise AssertionError("Count the entries of W_q (d_k x d), W_k (d_k x d) and W_v (d_v x d).")
 
 
 def check_row_form(row_attention):
     """Check ``row_attention(X, W_q, W_k, W_v) -> Y`` written in the row convention (X = I.T).
+
+    A call of any of ``attn``'s attention functions (for example ``attn.self_attention(X.T, ...)``)
+    is refused: the exercise is to write the row form's own products.
 
     Returns
     -------
@@ -93,7 +139,14 @@ def check_row_form(row_attention):
     """
     for I, W_q, W_k, W_v in _cases():
         X = I.T
-        Y = np.asarray(call_student(row_attention, "row_attention", X, W_q, W_k, W_v), dtype=float)
+        result, log = call_logged(row_attention, "row_attention", X, W_q, W_k, W_v)
+        shortcut = [name for name in log.names() if "attention" in name]
+        if shortcut:
+            raise AssertionError(
+                f"row_attention calls attn's {shortcut[0]}: write the row form's products yourself, "
+                "Q_r = X @ W_q.T, K_r = X @ W_k.T, V_r = X @ W_v.T, then the scores Q_r @ K_r.T."
+            )
+        Y = np.asarray(result, dtype=float)
         O_ref, _ = self_attention(I, W_q, W_k, W_v)
         if Y.shape != O_ref.T.shape:
             if Y.shape == O_ref.shape:
@@ -101,9 +154,21 @@ def check_row_form(row_attention):
             raise AssertionError(f"Y should be (N, d_v) = {O_ref.T.shape}, got {Y.shape}")
         if not np.allclose(Y, O_ref.T, rtol=1e-6):
             Q_r, K_r, V_r = X @ W_q.T, X @ W_k.T, X @ W_v.T
-            if np.allclose(Y, softmax(Q_r @ K_r.T, axis=0) @ V_r, rtol=1e-6):
+            close = lambda Z: np.allclose(Y, Z, rtol=1e-6)  # noqa: E731
+            if close(softmax(Q_r @ K_r.T, axis=0) @ V_r):
                 raise AssertionError(
                     "Your softmax runs down the columns: in the row form each ROW (one query) sums to 1."
+                )
+            if close(softmax(K_r @ Q_r.T, axis=0) @ V_r):
+                raise AssertionError(
+                    "softmax(K_r @ Q_r.T, axis=0) is A', with keys in its rows: in the row form the weights are its "
+                    "transpose, softmax(Q_r @ K_r.T, axis=1), one row per query."
+                )
+            if close((Q_r @ K_r.T) @ V_r):
+                raise AssertionError("You multiplied V_r by the raw scores: take the softmax of each row first.")
+            if close(softmax(Q_r @ K_r.T / np.sqrt(W_q.shape[0]), axis=1) @ V_r):
+                raise AssertionError(
+                    "You divided the scores by sqrt(d_k): the lecture's layer, which Y is compared with, does not."
                 )
             raise AssertionError(
                 "Y is wrong: Q_r = X @ W_q.T, K_r = X @ W_k.T, softmax of each row of Q_r @ K_r.T, times V_r."

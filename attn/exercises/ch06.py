@@ -42,6 +42,9 @@ def check_distance_profile(g):
     """
     for d, N in ((2, 5), (8, 30), (16, 200), (64, 1000)):
         got = _as_float_array("g(d, N)", call_student(g, "g", d, N))
+        if got.shape == (N, d // 2):
+            raise AssertionError(f"g({d}, {N}) has shape {got.shape}, one column per sine/cosine pair: e^i . e^j adds "
+                                 "them up, so sum over the pairs m (axis=1)")
         if got.shape != (N,):
             raise AssertionError(f"g({d}, {N}) should have shape ({N},), one entry per distance 0 .. N-1; got {got.shape}")
         E = sinusoidal(d, N)
@@ -52,6 +55,11 @@ def check_distance_profile(g):
         omega = 1.0 / 10000.0 ** (np.arange(0, d, 2) / d)
         if np.allclose(got, np.sin(np.outer(np.arange(N), omega)).sum(axis=1)):
             raise AssertionError("Each pair gives sin(x) sin(y) + cos(x) cos(y) = cos(x - y): a cosine, not a sine.")
+        if np.allclose(got, 2 * np.cos(np.outer(np.arange(N), omega)).sum(axis=1)):
+            raise AssertionError(
+                "Each sine/cosine pair gives sin(x) sin(y) + cos(x) cos(y) = cos(x - y) once, not twice: "
+                f"g({d}, {N})[0] must be d/2 = {d / 2:g}."
+            )
         if not np.isclose(got[0], d / 2):
             raise AssertionError(
                 f"g({d}, {N})[0] = {got[0]:.4f}, but e^i . e^i = d/2 = {d / 2:g}: each sine/cosine pair adds "

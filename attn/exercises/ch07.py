@@ -21,8 +21,10 @@ _GRAPHS = (
 
 def _as_bool_square(got, n, what):
     got = np.asarray(got)
-    assert got.shape == (n, n), f"{what}: the mask must have shape ({n}, {n}), key rows and query columns, got {got.shape}"
-    assert got.dtype == bool, f"{what}: return a boolean mask (True = may attend), got dtype {got.dtype}"
+    if got.shape != (n, n):
+        raise AssertionError(f"{what}: the mask must have shape ({n}, {n}), key rows and query columns, got {got.shape}")
+    if got.dtype != bool:
+        raise AssertionError(f"{what}: return a boolean mask (True = may attend), got dtype {got.dtype}")
     return got
 
 
@@ -82,9 +84,10 @@ def check_image_to_sequence(to_sequence):
         if got.shape == (H * W, C) and (H * W, C) != (C, H * W):
             raise AssertionError(f"image {(H, W, C)}: you returned pixels as rows, shape {got.shape}; vectors are "
                                  f"columns in this book, so the sequence has shape ({C}, {H * W}) (transpose it)")
-        assert got.shape == (C, H * W), (
-            f"image {(H, W, C)}: the sequence needs one column per pixel, shape ({C}, {H * W}), got {got.shape}"
-        )
+        if got.shape != (C, H * W):
+            raise AssertionError(
+                f"image {(H, W, C)}: the sequence needs one column per pixel, shape ({C}, {H * W}), got {got.shape}"
+            )
         if np.allclose(got, expected):
             continue
         if np.allclose(got, image.reshape(C, H * W)):

@@ -99,6 +99,16 @@ def check_layers_to_connect(layers):
                 f"layers({N}, {k}) returned {got}: a window of width {k} reaches (k - 1) / 2 = {r} positions to "
                 f"each side, not {k - 1} in one direction"
             )
+        if all(a == (N - 1) // ((k - 1) // 2) for (N, k), a in zip(_LAYER_CASES, answers)):
+            raise AssertionError(
+                f"layers({N}, {k}) returned {got}: (N - 1) // r rounds down, but a part of a step still needs a "
+                f"whole layer: round up, ceil((N - 1) / r) = -(-(N - 1) // r)"
+            )
+        if all(a == -(-N // ((k - 1) // 2)) for (N, k), a in zip(_LAYER_CASES, answers)):
+            raise AssertionError(
+                f"layers({N}, {k}) returned {got}: output N must reach input 1, N - 1 = {N - 1} positions back, "
+                f"not N"
+            )
         raise AssertionError(
             f"layers({N}, {k}) returned {got}, expected {compare.conv_layers_to_connect(N, k)}. Output N must reach "
             f"back N - 1 = {N - 1} positions, {r} per layer; a part of a step still needs a whole layer"

@@ -31,6 +31,10 @@ def check_longest_speech(seconds):
     right = N / 100
     if abs(seconds - right) <= 0.01:
         return f"Right: N = {N} vectors, {right:.2f} s of speech (under three minutes)."
+    if seconds == N:
+        raise AssertionError(f"{N} is the number of vectors N: the question asks for seconds, at 100 vectors a second")
+    if abs(seconds - right / 60) <= 0.01:
+        raise AssertionError(f"{seconds} is in minutes: answer in seconds")
     if abs(seconds - np.sqrt(2**30 / 8) / 100) <= 0.01:
         raise AssertionError("That is for float64 (8 bytes a number): the question asks for float32, 4 bytes.")
     if abs(seconds - 2**30 / 4 / 100) <= 1 or abs(seconds - 2**30 / 4 / 100 / 60) <= 1:
@@ -81,6 +85,11 @@ def check_merge(merge):
         if not np.isclose(l, l_right, rtol=1e-9):
             if np.isclose(l, l1 + l2, rtol=1e-9):
                 raise AssertionError("l1 and l2 are sums relative to different maxima: rescale each by exp(m_k - m)")
+            with np.errstate(all="ignore"):
+                upside_down = l1 * np.exp(m - m1) + l2 * np.exp(m - m2)
+            if np.isclose(l, upside_down, rtol=1e-9):
+                raise AssertionError("the rescaling is upside down: l_k was taken relative to m_k, so it becomes "
+                                     "l_k * exp(m_k - m) relative to m, a factor <= 1")
             raise AssertionError(f"l should be sum(exp(x - m)) over both parts = {l_right:.6g}, got {l:.6g}")
         weights = np.exp(x - m) / l
         if not np.allclose(weights, softmax(x), rtol=1e-9, atol=1e-15):
@@ -102,6 +111,15 @@ def check_band_count(count):
             right = int(band_mask(N, width).sum())
             got = call_student(count, "count", N, width)
             if got != right:
+                if got == N * (2 * width + 1) - width * (width + 1) and width >= N:
+                    raise AssertionError(
+                        f"count({N}, {width}) = {got}: N (2 width + 1) - width (width + 1) holds only while the band "
+                        f"is narrower than the sequence; with width >= N every query sees all N keys, N^2 = {right}"
+                    )
+                if got == N * 2 * width - width * (width + 1) or got == N * 2 * width:
+                    raise AssertionError(
+                        f"count({N}, {width}) = {got}: each query also keeps its own key, j = i (the right count is {right})"
+                    )
                 if got == N * (2 * width + 1):
                     raise AssertionError(
                         f"count({N}, {width}) = {got}: near the ends of the sequence a query has fewer than "

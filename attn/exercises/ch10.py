@@ -4,10 +4,13 @@ Each checker raises ``AssertionError`` with a hint when the answer is wrong and 
 a short message when it is right.
 """
 
+import functools
+
 import numpy as np
 
 from .. import tagging_data, train
 from ..core import softmax
+from ._common import call_student, whole_number
 
 
 def _random_column_softmax(seed, N):
@@ -32,8 +35,9 @@ def check_softmax_backward(backward):
     cases = [(seed, N) for seed, N in enumerate((3, 2, 5, 8, 1))]
     for seed, N in cases:
         A_prime, dA_prime = _random_column_softmax(seed, N)
-        got = np.asarray(backward(A_prime.copy(), dA_prime.copy()), dtype=float)
-        assert got.shape == (N, N), f"N = {N}: dA should have shape {(N, N)}, got {got.shape}"
+        got = np.asarray(call_student(backward, "backward", A_prime.copy(), dA_prime.copy()), dtype=float)
+        if got.shape != (N, N):
+            raise AssertionError(f"N = {N}: dA should have shape {(N, N)}, got {got.shape}")
         expected = train.softmax_columns_backward(A_prime, dA_prime)
         if np.allclose(got, expected, atol=1e-12):
             continue
@@ -47,6 +51,15 @@ def check_softmax_backward(backward):
             raise AssertionError(
                 f"N = {N}: you summed over a row (axis=1). A' is normalised down each column (one query, all "
                 "keys), so the sum runs over the keys j: axis=0"
+            )
+        if np.allclose(got, A_prime * (np.sum(A_prime * dA_prime, axis=0, keepdims=True) - dA_prime), atol=1e-12):
+            raise AssertionError(
+                f"N = {N}: your dA has the opposite sign: dA[l, i] = A'[l, i] (dA'[l, i] - sum_j A'[j, i] dA'[j, i])"
+            )
+        if np.allclose(got, dA_prime * (A_prime - A_prime**2), atol=1e-12):
+            raise AssertionError(
+                f"N = {N}: you used only the diagonal of the softmax's Jacobian, A'(1 - A'). Every weight of a "
+                "column depends on every score of that column: add the term -A'[l, i] sum_(j != l) A'[j, i] dA'[j, i]"
             )
         raise AssertionError(
             f"N = {N}: dA is wrong. Within column i, d A'[j, i] / d A[l, i] = A'[j, i] (delta_jl - A'[l, i])"
@@ -72,9 +85,13 @@ def check_value_gradient(grad_W_v):
         rng = np.random.default_rng(100 + seed)
         I, dO = rng.normal(size=(d, N)), rng.normal(size=(d_v, N))
         A_prime = softmax(rng.normal(size=(N, N)) * 2.0, axis=0)
-        got = np.asarray(grad_W_v(I.copy(), A_prime.copy(), dO.copy()), dtype=float)
-        assert got.shape == (d_v, d), f"(d, d_v, N) = {(d, d_v, N)}: dW_v should have shape {(d_v, d)}, got {got.shape}"
+        got = np.asarray(call_student(grad_W_v, "grad_W_v", I.copy(), A_prime.copy(), dO.copy()), dtype=float)
         expected = dO @ A_prime.T @ I.T
+        if got.shape != (d_v, d):
+            if got.shape == (d, d_v) and np.allclose(got, expected.T):
+                raise AssertionError(f"(d, d_v, N) = {(d, d_v, N)}: you returned dW_v transposed, {got.shape}: "
+                                     f"a gradient has the shape of its weight, W_v is (d_v, d) = {(d_v, d)}")
+            raise AssertionError(f"(d, d_v, N) = {(d, d_v, N)}: dW_v should have shape {(d_v, d)}, got {got.shape}")
         if np.allclose(got, expected):
             continue
         if np.allclose(got, dO @ I.T):
@@ -102,22 +119,99 @@ def check_window_ceiling(ceiling):
         A short confirmation.
     """
     sentences = tagging_data.make_sentences(150, seed=9)
-    for w in (0, 1, 2, 5, 30):
-        got = float(ceiling(sentences, w))
+    widths = (0, 1, 2, 5, 30)
+    answers = []
+    for w in widths:
+        got = call_student(ceiling, "ceiling", sentences, w)
+        try:
+            answers.append(float(got))
+        except (TypeError, ValueError):
+            raise AssertionError(f"ceiling should return one number, a fraction of the tokens, got {got!r}") from None
+    far = tagging_data.cue_distances(sentences)
+    n_tokens = sum(len(t) for t, _ in sentences)
+    wrong_ceilings = (
+        (lambda w: 1 - np.sum(far > w) / n_tokens,
+         "a tagger that cannot see the cue still guesses right half the time (both cues are equally likely): "
+         "count those words as 0.5, not 0"),
+        (lambda w: 1 - 0.5 * np.sum(far >= w) / n_tokens, "a cue exactly half_width words away is inside the window"),
+        (lambda w: 1 - 0.5 * np.sum(far > w) / far.size,
+         f"you divided by the {far.size} ambiguous words only: the accuracy is over all {n_tokens} tokens, and the "
+         "others (fillers and cues) are always tagged right"),
+    )
+    for w, got in zip(widths, answers):
         expected = tagging_data.window_ceiling(sentences, w)
         if np.isclose(got, expected, rtol=0, atol=1e-12):
             continue
-        far = tagging_data.cue_distances(sentences)
-        n_tokens = sum(len(t) for t, _ in sentences)
-        if np.isclose(got, 1 - np.sum(far > w) / n_tokens):
-            raise AssertionError(
-                f"half_width = {w}: a tagger that cannot see the cue still guesses right half the time "
-                "(both cues are equally likely): count those words as 0.5, not 0"
-            )
-        if np.isclose(got, 1 - 0.5 * np.sum(far >= w) / n_tokens):
-            raise AssertionError(f"half_width = {w}: a cue exactly half_width words away is inside the window")
+        for wrong, hint in wrong_ceilings:
+            if all(np.isclose(a, wrong(v)) for v, a in zip(widths, answers)):
+                raise AssertionError(f"half_width = {w}: {hint}")
         raise AssertionError(
             f"half_width = {w}: expected {expected:.4f}, got {got:.4f}. Every token counts 1, except an "
             "ambiguous word whose cue is more than half_width away, which counts 0.5"
         )
     return "Right: your ceiling matches for half-widths 0, 1, 2, 5 and 30."
+
+
+@functools.lru_cache(maxsize=1)
+def _test_set_ceilings():
+    """The window ceiling on chapter 10's test set for half-widths 0 ... 39 (computed once)."""
+    _, test_set = train.default_data("cue")
+    return {w: tagging_data.window_ceiling(test_set, w) for w in range(0, 40)}
+
+
+#: The accuracy that the smallest window of :func:`check_window_size` must reach.
+CEILING_TARGET = 0.95
+
+
+def check_window_size(k, n_params):
+    """Check the smallest half-width k whose window ceiling on the chapter's test set reaches 0.95,
+    and the number of parameters ``train.init_window_model(0, half_width=k)`` gives that window.
+
+    Parameters
+    ----------
+    k : int
+        The half-width: the window sees the words i - k ... i + k.
+    n_params : int
+        The total size of the window tagger's parameters for that k (defaults otherwise).
+
+    Returns
+    -------
+    str
+        A short confirmation.
+    """
+    k = whole_number("k", k)
+    n_params = whole_number("n_params", n_params)
+    ceilings = _test_set_ceilings()
+    right_k = min(w for w, c in ceilings.items() if c >= CEILING_TARGET)
+    if k < 0:
+        raise AssertionError(f"k = {k}: a half-width counts words on each side, so it is 0 or more")
+    if k != right_k:
+        if k == 2 * right_k + 1:
+            raise AssertionError(f"{k} is the window's width 2k + 1: the question asks for the half-width k")
+        if k < right_k:
+            raise AssertionError(
+                f"with k = {k} the ceiling on test_set is {ceilings[k]:.4f}, below {CEILING_TARGET}: try larger k"
+            )
+        below = f" ({ceilings[k - 1]:.4f})" if k - 1 in ceilings else ""
+        raise AssertionError(f"k = {k} reaches {CEILING_TARGET} but is not the smallest: k = {k - 1} reaches it "
+                             f"already{below}")  # the ceiling never falls as k grows
+    sizes = {w: sum(v.size for v in train.init_window_model(0, half_width=w).values()) for w in (right_k, 2)}
+    if n_params == sizes[right_k]:
+        return (f"Right: k = {right_k}, a window of {2 * right_k + 1} words, and {sizes[right_k]} parameters, "
+                f"{sizes[right_k] / sizes[2]:.1f} times the chapter's window tagger (k = 2).")
+    if n_params == sizes[2]:
+        raise AssertionError(
+            f"{n_params} is the chapter's tagger with k = 2: build the model for your k, "
+            f"train.init_window_model(0, half_width={right_k})"
+        )
+    params = train.init_window_model(0, half_width=right_k)
+    if n_params == sum(v.size for name, v in params.items() if v.ndim == 2):
+        raise AssertionError(f"{n_params} counts the weight matrices only: the biases b1 and b2 are learned too")
+    if n_params == sum(v.size for name, v in params.items() if name != "W_emb"):
+        raise AssertionError(f"{n_params} leaves out the word embeddings W_emb: the tagger learns them too")
+    if n_params == len(params):
+        raise AssertionError(f"{n_params} counts the weight arrays: add up their sizes, sum(v.size for v in params.values())")
+    raise AssertionError(
+        f"k = {right_k} is right; the parameters are not {n_params}: add up the sizes of every array that "
+        f"train.init_window_model(0, half_width={right_k}) returns"
+    )
