@@ -8,6 +8,7 @@ import numpy as np
 
 from .. import pooling, speakers
 from ..core import softmax
+from ._common import call_student
 
 
 def _padded_case(seed, B, f, lengths, N):
@@ -34,8 +35,9 @@ def check_masked_mean(masked_mean):
     cases = [(0, 3, 2, (5, 2, 4), 6), (1, 1, 4, (3,), 3), (2, 4, 1, (1, 7, 7, 2), 7)]
     for seed, B, f, lengths, N in cases:
         X, real = _padded_case(seed, B, f, lengths, N)
-        got = np.asarray(masked_mean(X.copy(), real.copy()), dtype=float)
-        assert got.shape == (B, f), f"lengths {lengths}: the result should have shape (B, f) = {(B, f)}, got {got.shape}"
+        got = np.asarray(call_student(masked_mean, "masked_mean", X.copy(), real.copy()), dtype=float)
+        if got.shape != (B, f):
+            raise AssertionError(f"lengths {lengths}: the result should have shape (B, f) = {(B, f)}, got {got.shape}")
         expected = pooling.mean_pool(X, real)
         if np.allclose(got, expected):
             continue
@@ -67,8 +69,10 @@ def check_attention_pool(pool):
     for seed, (f, d_k, N) in enumerate(((3, 2, 5), (2, 4, 1), (4, 3, 7))):
         rng = np.random.default_rng(20 + seed)
         V, K, q = rng.normal(size=(f, N)), rng.normal(size=(d_k, N)), 2 * rng.normal(size=d_k)
-        got = np.asarray(pool(V.copy(), K.copy(), q.copy()), dtype=float)
-        assert got.shape == (f,), f"(f, d_k, N) = {(f, d_k, N)}: the pooled vector should have shape ({f},), got {got.shape}"
+        got = np.asarray(call_student(pool, "pool", V.copy(), K.copy(), q.copy()), dtype=float)
+        if got.shape != (f,):
+            raise AssertionError(f"(f, d_k, N) = {(f, d_k, N)}: the pooled vector should have shape ({f},), "
+                                 f"got {got.shape}")
         expected = V @ softmax(K.T @ q / np.sqrt(d_k))
         if np.allclose(got, expected):
             continue
@@ -100,9 +104,10 @@ def check_mean_frame(mean_frame):
         A short confirmation.
     """
     for N in (8, 10, 12, 30):
-        got = np.asarray(mean_frame(N), dtype=float)
-        assert got.shape == (speakers.FRAME_SIZE,), (f"N = {N}: the mean frame has {speakers.FRAME_SIZE} numbers "
-                                                     f"(one per row of a frame), got shape {got.shape}")
+        got = np.asarray(call_student(mean_frame, "mean_frame", N), dtype=float)
+        if got.shape != (speakers.FRAME_SIZE,):
+            raise AssertionError(f"N = {N}: the mean frame has {speakers.FRAME_SIZE} numbers (one per row of a "
+                                 f"frame), got shape {got.shape}")
         for frames, speaker in speakers.make_utterances(30, seed=N, min_len=N, max_len=N, noise=0.0):
             expected = frames.mean(axis=1)
             if np.allclose(got, expected):
