@@ -19,6 +19,7 @@ import numpy as np
 
 from ._checks import check_choice, check_count
 from .backprop import attention_forward, softmax_columns_backward
+from .classifiers import train_classifier  # chapter 11's entry point, in attn.classifiers
 from .taggers import (KINDS, attention_loss_and_grads, attention_predict, attention_weights, check_batch,
                       check_params, init_attention_model, init_window_model, model_functions,
                       window_loss_and_grads, window_predict)
@@ -32,6 +33,8 @@ __all__ = [
     "KINDS", "attention_forward", "attention_loss_and_grads", "attention_predict", "attention_weights",
     "init_attention_model", "init_window_model", "model_functions", "softmax_columns_backward",
     "window_loss_and_grads", "window_predict",
+    # from attn.classifiers (chapter 11)
+    "train_classifier",
 ]
 
 # --- the optimiser and the gradient check --------------------------------------------------------------

@@ -1,0 +1,84 @@
+"""Chapter 11's exercise checkers: the reference solutions pass, typical wrong answers fail with a hint."""
+
+import numpy as np
+import pytest
+
+import attn
+from attn.exercises import ch11
+
+
+# --- exercise 1: the masked mean ---------------------------------------------------------------------
+
+def test_masked_mean_reference_passes():
+    def masked_mean(X, real):
+        return (X * real[:, None, :]).sum(axis=2) / real.sum(axis=1, keepdims=True)
+    assert "Right:" in ch11.check_masked_mean(masked_mean)
+
+
+@pytest.mark.parametrize("wrong, hint", [
+    (lambda X, real: X.mean(axis=2), "averaged the padding"),
+    (lambda X, real: (X * real[:, None, :]).sum(axis=2) / X.shape[2], "divide by each sequence's own number"),
+    (lambda X, real: (X * real[:, None, :]).sum(axis=2), "wrong mean"),
+    (lambda X, real: X.mean(axis=1), "should have shape"),
+])
+def test_masked_mean_wrong_answers_fail(wrong, hint):
+    with pytest.raises(AssertionError, match=hint):
+        ch11.check_masked_mean(wrong)
+
+
+# --- exercise 2: attention pooling -------------------------------------------------------------------
+
+def test_attention_pool_reference_passes():
+    assert "Right:" in ch11.check_attention_pool(lambda V, K, q: V @ attn.softmax(K.T @ q / np.sqrt(K.shape[0])))
+
+
+@pytest.mark.parametrize("wrong, hint", [
+    (lambda V, K, q: V @ attn.softmax(K.T @ q), "divide the scores by sqrt"),
+    (lambda V, K, q: V @ (K.T @ q / np.sqrt(K.shape[0])), "softmax is missing"),
+    (lambda V, K, q: V.mean(axis=1), "that is mean pooling"),
+    (lambda V, K, q: V @ attn.softmax(-K.T @ q / np.sqrt(K.shape[0])), "wrong pooled vector"),
+    (lambda V, K, q: attn.softmax(K.T @ q), "should have shape"),
+])
+def test_attention_pool_wrong_answers_fail(wrong, hint):
+    with pytest.raises(AssertionError, match=hint):
+        ch11.check_attention_pool(wrong)
+
+
+# --- exercise 3: the mean frame ----------------------------------------------------------------------
+
+def test_mean_frame_reference_passes():
+    assert "Right:" in ch11.check_mean_frame(lambda N: np.r_[1, 1, 1, 1, N - 4, 2, 2] / N)
+
+
+@pytest.mark.parametrize("wrong, hint", [
+    (lambda N: np.r_[1, 1, 1, 1, 0, 0, 0] / N, "silence fills"),
+    (lambda N: np.r_[1, 1, 1, 1, N - 4, 1, 1] / N, "each of the 2 marks"),
+    (lambda N: np.r_[2, 2, 2, 2, N - 4, 2, 2] / N, "exactly one frame"),
+    (lambda N: np.r_[1, 1, 1, 1, N - 4] / N, "has 7 numbers"),
+])
+def test_mean_frame_wrong_answers_fail(wrong, hint):
+    with pytest.raises(AssertionError, match=hint):
+        ch11.check_mean_frame(wrong)
+
+
+# --- the checkers' convention (as tests/test_exercises_convention.py checks chapters 1-10) -------------
+
+CHECKERS = ((ch11.check_masked_mean, "masked_mean"), (ch11.check_attention_pool, "pool"),
+            (ch11.check_mean_frame, "mean_frame"))
+
+
+@pytest.mark.parametrize("checker, name", CHECKERS, ids=[n for _, n in CHECKERS])
+def test_a_raising_function_gets_a_hint_not_a_traceback(checker, name):
+    def broken(*args):
+        raise KeyError("oops")
+
+    with pytest.raises(AssertionError, match=f"^{name} raised KeyError on arguments of shapes"):
+        checker(broken)
+
+
+@pytest.mark.parametrize("checker, name", CHECKERS, ids=[n for _, n in CHECKERS])
+def test_a_value_instead_of_a_function_and_a_missing_return_get_hints(checker, name):
+    with pytest.raises(AssertionError, match="pass your function itself"):
+        checker(np.zeros(3))
+    with pytest.raises(AssertionError, match=f"^{name} returned None"):
+        checker(lambda *args: None)
