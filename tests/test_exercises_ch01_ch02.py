@@ -161,7 +161,7 @@ def test_window_features_wrong_fails(wrong, hint):
 @pytest.mark.parametrize("reference", [
     lambda I, k: window.window_features(I, k),  # through the module
     window.window_features,                     # the function itself
-    lambda I, k: window.window_fc(I, np.eye((2 * k + 1) * I.shape[0]), k=k),  # a library function that calls it
+    lambda I, k: window.window_fc(I, np.eye((2 * k + 1) * I.shape[0]), half_width=k),  # a library function that calls it
 ])
 def test_window_features_refuses_the_library_function(reference):
     with pytest.raises(AssertionError, match="^window_features calls attn.window.window_features, which this "

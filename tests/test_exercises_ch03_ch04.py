@@ -182,10 +182,10 @@ def test_score_scale_checker(wrong, hint):
 
 def test_no_checker_shadows_the_library_check_scale():
     import attn._checks
-    from attn.exercises import ch01, ch02, ch05, ch06, ch07, ch08, ch09, ch10
+    from attn.exercises import ch01, ch02, ch05, ch06, ch07, ch08, ch09, ch10, ch11
 
     library = {name for name in dir(attn._checks) if name.startswith("check_")}
-    for module in (ch01, ch02, ch03, ch04, ch05, ch06, ch07, ch08, ch09, ch10):
+    for module in (ch01, ch02, ch03, ch04, ch05, ch06, ch07, ch08, ch09, ch10, ch11):
         clash = library & {name for name in dir(module) if name.startswith("check_")
                            and getattr(module, name).__module__ == module.__name__}
         assert not clash, f"{module.__name__} defines {clash}, names of attn._checks"

@@ -96,10 +96,10 @@ def test_one_signature_per_checker_name():
     """A checker name means one call signature in every chapter."""
     import inspect
 
-    from attn.exercises import ch01, ch02, ch03, ch04, ch06, ch07, ch08, ch09, ch10
+    from attn.exercises import ch01, ch02, ch03, ch04, ch06, ch07, ch08, ch09, ch10, ch11
 
     seen = {}
-    for module in (ch01, ch02, ch03, ch04, ch05, ch06, ch07, ch08, ch09, ch10):
+    for module in (ch01, ch02, ch03, ch04, ch05, ch06, ch07, ch08, ch09, ch10, ch11):
         for name, func in inspect.getmembers(module, inspect.isfunction):
             if name.startswith("check_") and func.__module__ == module.__name__:
                 signature = str(inspect.signature(func))

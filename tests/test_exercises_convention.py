@@ -12,9 +12,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from attn.exercises import _common, ch01, ch02, ch03, ch04, ch05, ch06, ch07, ch08, ch09, ch10
+from attn.exercises import _common, ch01, ch02, ch03, ch04, ch05, ch06, ch07, ch08, ch09, ch10, ch11
 
-MODULES = (ch01, ch02, ch03, ch04, ch05, ch06, ch07, ch08, ch09, ch10)
+MODULES = (ch01, ch02, ch03, ch04, ch05, ch06, ch07, ch08, ch09, ch10, ch11)
 
 #: Every checker that takes the reader's function, with the name its hints use.
 FUNCTION_CHECKERS = (
@@ -26,6 +26,8 @@ FUNCTION_CHECKERS = (
     (ch08.check_layers_to_connect, "layers"), (ch08.check_linear_step, "step"), (ch09.check_merge, "merge"),
     (ch09.check_band_count, "count"), (ch10.check_softmax_backward, "backward"),
     (ch10.check_value_gradient, "grad_W_v"), (ch10.check_window_ceiling, "ceiling"),
+    (ch11.check_masked_mean, "masked_mean"), (ch11.check_attention_pool, "pool"),
+    (ch11.check_mean_frame, "mean_frame"),
 )
 
 
