@@ -230,14 +230,14 @@ def word_and_position(I_words, d_pos):
     return np.vstack([I_words, sinusoidal(d_pos, I_words.shape[1])])
 
 
-def relative_bias(w, N):
+def relative_bias(beta, N):
     """Score bias of relative positions: one learned number per offset j - i.
 
     Parameters
     ----------
-    w : (2K + 1,) ndarray
-        ``w[K + o]`` is the bias for key j = i + o of query i, for offsets
-        o = -K .. K. Offsets farther than K share the value of offset -K or K
+    beta : (2r + 1,) ndarray
+        ``beta[r + o]`` is the bias for key j = i + o of query i, for offsets
+        o = -r .. r. Offsets farther than r share the value of offset -r or r
         (clipping, as in Shaw et al. 2018).
     N : int
         Sequence length, at least 1. Any N works: the table is indexed by
@@ -246,26 +246,26 @@ def relative_bias(w, N):
     Returns
     -------
     B : (N, N) ndarray
-        ``B[j, i] = w[K + clip(j - i, -K, K)]`` (key rows, query columns, like A).
+        ``B[j, i] = beta[r + clip(j - i, -r, r)]`` (key rows, query columns, like A).
         B is Toeplitz: it depends on j - i only.
 
     Examples
     --------
-    >>> relative_bias([1.0, 0.0, 0.0], 3)   # K = 1: every earlier key gets 1 (offset -2 is clipped to -1)
+    >>> relative_bias([1.0, 0.0, 0.0], 3)   # r = 1: every earlier key gets 1 (offset -2 is clipped to -1)
     array([[0., 1., 1.],
            [0., 0., 1.],
            [0., 0., 0.]])
     """
-    w = as_array("w", w, ndim=1)
-    if w.shape[0] % 2 == 0:
-        raise ValueError(f"w has shape {w.shape}: it needs an odd length 2K + 1, one entry per offset -K .. K")
+    beta = as_array("beta", beta, ndim=1)
+    if beta.shape[0] % 2 == 0:
+        raise ValueError(f"beta has shape {beta.shape}: it needs an odd length 2r + 1, one entry per offset -r .. r")
     N = check_count("N", N, 1)
-    K = w.shape[0] // 2
+    r = beta.shape[0] // 2
     j, i = np.indices((N, N))
-    return w[K + np.clip(j - i, -K, K)]
+    return beta[r + np.clip(j - i, -r, r)]
 
 
-def relative_self_attention(I, W_q, W_k, W_v, w, *, scale=1.0):
+def relative_self_attention(I, W_q, W_k, W_v, beta, *, scale=1.0):
     """Self-attention whose scores get a learned bias for each offset j - i.
 
     Parameters
@@ -276,8 +276,8 @@ def relative_self_attention(I, W_q, W_k, W_v, w, *, scale=1.0):
         Query and key projections.
     W_v : (d_v, d) ndarray
         Value projection.
-    w : (2K + 1,) ndarray
-        One bias per offset -K .. K (see :func:`relative_bias`).
+    beta : (2r + 1,) ndarray
+        One bias per offset -r .. r (see :func:`relative_bias`).
     scale : float
         Multiplies K^T Q before the bias is added (1.0: the lecture's dot product).
 
@@ -290,14 +290,14 @@ def relative_self_attention(I, W_q, W_k, W_v, w, *, scale=1.0):
 
     Notes
     -----
-    A = scale K^T Q + B with ``B = relative_bias(w, N)``, A' = softmax of each column,
+    A = scale K^T Q + B with ``B = relative_bias(beta, N)``, A' = softmax of each column,
     O = V A'. Shaw et al. (2018) learn a vector per clipped offset and add its dot
-    product with the query to the score; one number per offset is the simplest form
-    of the same idea.
+    product with the query to the score; one number per offset (per head, with
+    logarithmic buckets) is the form of T5 (Raffel et al. 2020).
     """
     I, W_q, W_k, W_v = check_single_head(I, W_q, W_k, W_v)
     scale = check_scale(scale)
-    B = relative_bias(w, I.shape[1])
+    B = relative_bias(beta, I.shape[1])
     Q, K, V = W_q @ I, W_k @ I, W_v @ I
     A = scale * (K.T @ Q) + B  # (N, d_k) x (d_k, N) -> (N, N)
     A_prime = softmax(A, axis=0)

@@ -65,7 +65,7 @@ def test_distance_profile_wrong_answers_get_hints():
         ch06.check_distance_profile(lambda d, N: np.zeros(N + 1))
     with pytest.raises(AssertionError, match="returned None"):
         ch06.check_distance_profile(lambda d, N: None)
-    with pytest.raises(AssertionError, match=r"one column per sine/cosine pair.*sum over the pairs m \(axis=1\)"):
+    with pytest.raises(AssertionError, match=r"one column per sine/cosine pair.*sum over the pairs p \(axis=1\)"):
         ch06.check_distance_profile(lambda d, N: np.cos(np.outer(np.arange(N), positional.frequencies(d))))
     with pytest.raises(AssertionError, match="once, not twice"):
         ch06.check_distance_profile(lambda d, N: 2 * distance_profile(d, N))
@@ -104,13 +104,13 @@ def test_two_before_reference_passes():
 
 
 @pytest.mark.parametrize("w, hint", [
-    (np.array([20.0, 0.0, 0.0]), "K = 1, every offset below -1 is clipped"),
-    (np.array([20.0, 0.0, 0.0, 0.0, 0.0]), "K = 2, every offset below -2 is clipped"),
+    (np.array([20.0, 0.0, 0.0]), "r = 1, every offset below -1 is clipped"),
+    (np.array([20.0, 0.0, 0.0, 0.0, 0.0]), "r = 2, every offset below -2 is clipped"),
     (np.array([0.0, 0.0, 0.0, 0.0, 0.0, 20.0, 0.0]), "two words after"),
     (np.array([0.0, 2.0, 0.0, 0.0, 0.0, 0.0, 0.0]), "larger than the other entries"),
     (np.zeros(4), "odd length"),
     (np.zeros((3, 3)), "odd length"),
-    (..., "w should be an array of numbers, got ellipsis"),
+    (..., "beta should be an array of numbers, got ellipsis"),
 ])
 def test_two_before_wrong_answers_get_hints(w, hint):
     with pytest.raises(AssertionError, match=hint):

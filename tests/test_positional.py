@@ -176,11 +176,11 @@ def test_relative_bias_works_for_any_length():
 
 
 def test_relative_bias_rejects_even_length_and_bad_N():
-    with pytest.raises(ValueError, match=r"w has shape \(4,\): it needs an odd length 2K \+ 1"):
+    with pytest.raises(ValueError, match=r"beta has shape \(4,\): it needs an odd length 2r \+ 1"):
         positional.relative_bias(np.zeros(4), 3)
     with pytest.raises(ValueError, match="N must be an integer >= 1, got 0"):
         positional.relative_bias(np.zeros(3), 0)
-    with pytest.raises(ValueError, match="w must have 1 axes"):
+    with pytest.raises(ValueError, match="beta must have 1 axes"):
         positional.relative_bias(np.zeros((3, 1)), 3)
 
 
@@ -215,7 +215,7 @@ def test_relative_attention_can_look_at_the_previous_word_at_any_length():
 def test_relative_attention_rejects_bad_shapes():
     with pytest.raises(ValueError, match="W_k has shape"):
         positional.relative_self_attention(np.zeros((3, 4)), np.zeros((2, 3)), np.zeros((2, 4)), np.eye(3), [0.0])
-    with pytest.raises(ValueError, match="w has shape"):
+    with pytest.raises(ValueError, match="beta has shape"):
         positional.relative_self_attention(np.zeros((3, 4)), np.zeros((2, 3)), np.zeros((2, 3)), np.eye(3), [0.0, 1.0])
 
 

@@ -7,13 +7,10 @@ where these land: the ☰ button lies wholly inside the window and inside its he
 covers anything else. Skips without playwright, chromium or the built site (a failure in CI, see conftest.py).
 """
 
-import functools
-import http.server
-import threading
-
 import pytest
 
-from test_browser import CHROMIUM, CHROMIUM_ARGS, _offline_context, _QuietHandler
+from book_site import CHROMIUM_ARGS, served
+from test_browser import CHROMIUM, _offline_context
 
 pytestmark = pytest.mark.browser
 
@@ -44,12 +41,8 @@ MEASURE_JS = """
 
 @pytest.fixture(scope="module")
 def base_url(site):
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(_QuietHandler, directory=str(site)))
-    server.daemon_threads = True
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    yield f"http://127.0.0.1:{server.server_address[1]}/"
-    server.shutdown()
-    server.server_close()
+    with served(site) as url:
+        yield url
 
 
 @pytest.fixture(scope="module")

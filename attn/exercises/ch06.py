@@ -43,12 +43,12 @@ def check_distance_profile(g):
     for d, N in ((2, 5), (8, 30), (16, 200), (64, 1000)):
         got = _as_float_array("g(d, N)", call_without(
             g, "g", d, N, forbidden=("attn.positional.sinusoidal",),
-            hint="compute e^i . e^(i + delta) from delta and the speeds w_m = positional.frequencies(d) alone, "
+            hint="compute e^i . e^(i + delta) from delta and the speeds w_p = positional.frequencies(d) alone, "
                  "without building the table E",
         ))
         if got.shape == (N, d // 2):
             raise AssertionError(f"g({d}, {N}) has shape {got.shape}, one column per sine/cosine pair: e^i . e^j adds "
-                                 "them up, so sum over the pairs m (axis=1)")
+                                 "them up, so sum over the pairs p (axis=1)")
         if got.shape != (N,):
             raise AssertionError(f"g({d}, {N}) should have shape ({N},), one entry per distance 0 .. N-1; got {got.shape}")
         E = sinusoidal(d, N)
@@ -71,9 +71,9 @@ def check_distance_profile(g):
             )
         raise AssertionError(
             f"For d = {d}, N = {N}, e^i . e^j differs from g[|i - j|]; the first distances should be "
-            f"{np.round(G[0, :3], 4)}, got {np.round(got[:3], 4)}. Hint: sum over the pairs m of cos(delta w_m)."
+            f"{np.round(G[0, :3], 4)}, got {np.round(got[:3], 4)}. Hint: sum over the pairs p of cos(delta w_p)."
         )
-    return "Right: e^i . e^j = sum_m cos((i - j) w_m) for every pair, up to 1000 positions: it depends on |i - j| only."
+    return "Right: e^i . e^j = sum_p cos((i - j) w_p) for every pair, up to 1000 positions: it depends on |i - j| only."
 
 
 def _sentences():
@@ -131,44 +131,44 @@ def check_next_word(W_q, W_k):
     return "Right: every word attends to the word after it (weight > 0.9) in sentences of 2 to 40 words."
 
 
-def check_two_before(w):
-    """Check a relative-position bias ``w`` (offsets -K .. K) that looks two words back.
+def check_two_before(beta):
+    """Check a relative-position bias ``beta`` (offsets -r .. r) that looks two words back.
 
-    Offsets beyond -K and K are clipped to them, so a bonus at offset -2 alone needs K >= 3.
+    Offsets beyond -r and r are clipped to them, so a bonus at offset -2 alone needs r >= 3.
     With no content (zero W_q and W_k), every query i >= 3 must give weight > 0.9 to key
     i - 2, in sequences of 3, 10 and 600 positions.
 
     Parameters
     ----------
-    w : (2K + 1,) array_like
-        ``w[K + o]`` is the score bias for key j = i + o.
+    beta : (2r + 1,) array_like
+        ``beta[r + o]`` is the score bias for key j = i + o.
 
     Returns
     -------
     str
         A confirmation when every length passes.
     """
-    w = _as_float_array("w", w)
-    if w.ndim != 1 or w.shape[0] % 2 == 0:
-        raise AssertionError(f"w should be one row of odd length 2K + 1 (offsets -K .. K, w[K] is offset 0); got shape {w.shape}")
-    K = w.shape[0] // 2
-    if K < 3:
+    beta = _as_float_array("beta", beta)
+    if beta.ndim != 1 or beta.shape[0] % 2 == 0:
+        raise AssertionError(f"beta should be one row of odd length 2r + 1 (offsets -r .. r, beta[r] is offset 0); got shape {beta.shape}")
+    r = beta.shape[0] // 2
+    if r < 3:
         raise AssertionError(
-            f"With K = {K}, every offset below -{K} is clipped to -{K}, so offset -2 shares its bias with other "
-            "offsets (all the keys farther back). Use K >= 3, so that offset -2 has an entry of its own."
+            f"With r = {r}, every offset below -{r} is clipped to -{r}, so offset -2 shares its bias with other "
+            "offsets (all the keys farther back). Use r >= 3, so that offset -2 has an entry of its own."
         )
     zeros = np.zeros((1, 3))
     for N in (3, 10, 600):
         I = np.random.default_rng(N).normal(size=(3, N))
-        _, A_prime = relative_self_attention(I, zeros, zeros, np.eye(3), w)
+        _, A_prime = relative_self_attention(I, zeros, zeros, np.eye(3), beta)
         queries = np.arange(2, N)
         back_two = A_prime[queries - 2, queries]
         if np.all(back_two > 0.9):
             continue
         if np.all(A_prime[np.arange(N - 2) + 2, np.arange(N - 2)] > 0.5):
-            raise AssertionError("That is two words after: offset j - i = -2 sits at w[K - 2], left of the centre w[K].")
+            raise AssertionError("That is two words after: offset j - i = -2 sits at beta[r - 2], left of the centre beta[r].")
         raise AssertionError(
             f"With N = {N}, some query gives only {back_two.min():.2f} to the key two before it (needs > 0.9): "
-            "make w[K - 2] larger than the other entries by a wide margin."
+            "make beta[r - 2] larger than the other entries by a wide margin."
         )
     return "Right: every query attends two words back at every length tried, up to 600 positions."
