@@ -23,6 +23,8 @@ block) because then both matrix products read contiguous memory; transposing a n
 array is a free view, so the column-form arguments cost nothing to turn around.
 """
 
+import os
+import threading
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
@@ -149,8 +151,8 @@ def matrix_attention(Q, K, V, *, scale=1.0, mask=None):
     return V.astype(dt, copy=False) @ A  # (..., d_v, N_k) x (..., N_k, N_q) -> (..., d_v, N_q)
 
 
-def chunked_attention(Q, K, V, *, scale=1.0, block=256, threads=1):
-    """Exact attention, ``block`` queries at a time: never more than block x N_k scores per thread.
+def chunked_attention(Q, K, V, *, scale=1.0, block=256, threads=None):
+    """Exact attention, ``block`` queries at a time, that never holds the N_k x N_q score matrix.
 
     Parameters
     ----------
@@ -164,12 +166,13 @@ def chunked_attention(Q, K, V, *, scale=1.0, block=256, threads=1):
         Multiplies every score.
     block : int
         How many queries share one block of scores.
-    threads : int
-        How many Python threads share the work (each takes its own range of queries of
-        every head). numpy releases the interpreter lock inside matrix products and
-        ufuncs, so the threads run at the same time. With ``threads > 1``, limit the BLAS
-        library to one thread per call (``OPENBLAS_NUM_THREADS=1`` or threadpoolctl),
-        or its own threads compete with these for the cores.
+    threads : int, optional
+        How many threads share the work. The default is the number of cores this process
+        may use. The threads take whole heads (or, with fewer heads than threads, ranges
+        of queries); numpy releases the interpreter lock inside matrix products and
+        ufuncs, so they run at the same time. While they run, the BLAS library is held
+        to one thread per call (threadpoolctl), so that its threads do not compete with
+        these for the cores. ``threads=1`` leaves BLAS alone.
 
     Returns
     -------
@@ -180,13 +183,24 @@ def chunked_attention(Q, K, V, *, scale=1.0, block=256, threads=1):
     Notes
     -----
     Column i of A' depends only on query i, so the queries can be split into blocks and
-    each block's softmax finished on its own. Per block, in the row layout:
-    S = (scale Q_b)^T K (block x N_k), subtract each row's maximum, exponentiate in place,
-    and multiply by [V^T, 1], V^T with a column of ones appended: the same product gives the
-    weighted sums of the values (b x d_v) and, in its last column, each row's sum, the
-    softmax's denominator. Only then is the small result divided by the denominators, so
-    the b x N_k scores are touched by two elementwise passes and two matrix products.
-    Buffers are allocated once per thread and reused for every block.
+    each block's softmax finished on its own. Per block, in the row layout, the scores
+    S = (scale Q_b)^T K are shifted, exponentiated in place and multiplied by [V^T, 1], V^T
+    with a column of ones appended: one product gives the weighted sums of the values
+    (b x d_v) and, in its last column, each row's sum, the softmax's denominator. Only the
+    small result is divided by the denominators.
+
+    The shift of row i must be at least its largest score, or exp overflows; any such
+    shift gives the same softmax. Appending minus the shift to query i and a row of ones
+    to K puts it into the first product, so the scores are touched by no other pass than
+    the exponential. In float32 the shift is the bound r_i = |scale| |q^i| max_j |k^j|
+    (Cauchy-Schwarz), known before any score. Then nothing needs to be corrected later
+    and the keys are taken in tiles of ``KEY_TILE``, whose scores are exponentiated and
+    multiplied while they are still in the cache; at most ``block x KEY_TILE`` scores exist
+    per thread. A row whose denominator comes out below 2^-60 (its scores lie so far below
+    the bound that small terms may have vanished), or not finite, is computed again,
+    shifted by its maximum. The shifted scores carry a rounding error of order eps r_i,
+    the order of the error a float32 score q^i . k^j already has. In float64 the shift
+    is each row's maximum, found in a first pass over the key tiles.
 
     Examples
     --------
@@ -198,45 +212,137 @@ def chunked_attention(Q, K, V, *, scale=1.0, block=256, threads=1):
     Q, K, V, dt = _check_qkv(Q, K, V)
     scale = check_scale(scale)
     block = check_count("block", block, 1)
-    threads = check_count("threads", threads, 1)
+    threads = _cores() if threads is None else check_count("threads", threads, 1)
     lead, (Q3, K3, V3) = Q.shape[:-2], _stack_heads(Q, K, V)
-    H, d_k, N_q = Q3.shape
-    N_k, d_v = K3.shape[2], V3.shape[1]
-    B = min(block, N_q)
-    O = np.empty((H, d_v, N_q), dtype=dt)
+    H, N_q = Q3.shape[0], Q3.shape[2]
+    O = np.empty((H, V3.shape[1], N_q), dtype=dt)
+    # the work: whole heads, or each head cut into query ranges when there are fewer heads than threads
+    cuts = -(-threads // H)
+    work = [(h, N_q * c // cuts, N_q * (c + 1) // cuts) for h in range(H) for c in range(cuts)]
+    work = [(h, start, stop) for h, start, stop in work if stop > start]
+    n = min(threads, len(work))
+    todo, lock = iter(work), threading.Lock()
 
-    def queries(start, stop):
-        """Every head's queries start ... stop - 1, block by block, with this thread's buffers."""
-        S = np.empty((B, N_k), dtype=dt)  # the only large buffer: B x N_k scores
-        Qb = np.empty((B, d_k), dtype=dt)
-        row_max = np.empty((B, 1), dtype=dt)
-        Vt1 = np.empty((N_k, d_v + 1), dtype=dt)  # [V^T, 1]
-        Vt1[:, d_v] = 1
-        Ob = np.empty((B, d_v + 1), dtype=dt)
-        for h in range(H):
-            K_h = K3[h].astype(dt, copy=False)  # (d_k, N_k)
-            Vt1[:, :d_v] = V3[h].T
-            for s in range(start, stop, B):
-                b = min(B, stop - s)
-                S_b, Q_b, m_b, O_b = S[:b], Qb[:b], row_max[:b], Ob[:b]
-                np.multiply(Q3[h, :, s:s + b].T, scale, out=Q_b)  # queries as rows, the scale folded in
-                np.matmul(Q_b, K_h, out=S_b)  # (b, d_k) x (d_k, N_k) -> (b, N_k)
-                np.max(S_b, axis=1, keepdims=True, out=m_b)
-                np.subtract(S_b, m_b, out=S_b)
-                np.exp(S_b, out=S_b)
-                np.matmul(S_b, Vt1, out=O_b)  # (b, N_k) x (N_k, d_v + 1) -> (b, d_v + 1): sums, then row sums
-                np.divide(O_b[:, :d_v], O_b[:, d_v:], out=O_b[:, :d_v])
-                O[h, :, s:s + b] = O_b[:, :d_v].T
+    def worker():
+        """Take the next piece of work until none is left, with this thread's buffers."""
+        buffers = _Buffers(min(block, N_q), Q3.shape[1], K3.shape[2], V3.shape[1], dt)
+        while True:
+            with lock:
+                piece = next(todo, None)
+            if piece is None:
+                return
+            h, start, stop = piece
+            _chunked_queries(Q3[h, :, start:stop], K3[h], V3[h], scale, buffers, O[h, :, start:stop])
 
-    n = min(threads, N_q)
-    cuts = [N_q * t // n for t in range(n + 1)]
     if n == 1:
-        queries(0, N_q)
+        worker()
     else:
-        with ThreadPoolExecutor(n) as pool:
-            for done in [pool.submit(queries, cuts[t], cuts[t + 1]) for t in range(n)]:
+        with _one_blas_thread(), ThreadPoolExecutor(n) as pool:
+            for done in [pool.submit(worker) for _ in range(n)]:
                 done.result()  # re-raises an error from a thread
-    return O.reshape(lead + (d_v, N_q))
+    return O.reshape(lead + (V3.shape[1], N_q))
+
+
+class _Buffers:
+    """One thread's working memory for :func:`chunked_attention`; the scores S are the only large part."""
+
+    def __init__(self, B, d_k, N_k, d_v, dt):
+        self.S = np.empty((B, min(N_k, KEY_TILE)), dtype=dt)  # B x C scores, C = min(N_k, KEY_TILE)
+        self.Qb = np.empty((B, d_k + 1), dtype=dt)  # a block of queries as rows, then minus each one's shift
+        self.K1 = np.empty((d_k + 1, N_k), dtype=dt)  # [K; 1]
+        self.K1[d_k] = 1
+        self.Vt1 = np.empty((N_k, d_v + 1), dtype=dt)  # [V^T, 1]
+        self.Vt1[:, d_v] = 1
+        self.Ob = np.empty((B, d_v + 1), dtype=dt)
+        self.part = np.empty((B, d_v + 1), dtype=dt)
+
+
+KEY_TILE = 512  # keys per tile: a tile of 256 x 512 float32 scores (512 KiB) stays in a core's cache
+# a float32 row whose denominator falls outside [_TINY, _HUGE] is computed again with its maximum
+_TINY, _HUGE = 2.0**-60, 2.0**100
+
+
+def _chunked_queries(Q_h, K_h, V_h, scale, buf, out):
+    """out = V_h softmax(scale K_h^T Q_h), block by block; Q_h (d_k, n), K_h (d_k, N_k), V_h (d_v, N_k)."""
+    d_k, d_v, B = Q_h.shape[0], V_h.shape[0], buf.S.shape[0]
+    bound = buf.S.dtype == np.float32  # float32: shift by the bound r_i; float64: by the maximum
+    buf.K1[:d_k] = K_h
+    buf.Vt1[:, :d_v] = V_h.T
+    k_max = np.sqrt(np.max(np.einsum("kj,kj->j", K_h, K_h))) if bound else 0  # max_j |k^j|
+    for s in range(0, Q_h.shape[1], B):
+        b = min(B, Q_h.shape[1] - s)
+        Q_b, O_b = buf.Qb[:b], buf.Ob[:b]
+        np.multiply(Q_h[:, s:s + b].T, scale, out=Q_b[:, :d_k])  # queries as rows, the scale folded in
+        if bound:  # the shift r_i = |scale q^i| max_j |k^j|, known before any score
+            np.einsum("ik,ik->i", Q_b[:, :d_k], Q_b[:, :d_k], out=Q_b[:, d_k])
+            np.sqrt(Q_b[:, d_k], out=Q_b[:, d_k])
+            np.multiply(Q_b[:, d_k], -k_max, out=Q_b[:, d_k])
+        else:
+            Q_b[:, d_k] = -_row_max(Q_b[:, :d_k], K_h, buf.S)
+        _exp_times_values(Q_b, buf, O_b)
+        if bound:
+            sums = O_b[:, d_v]
+            low = np.flatnonzero(~((sums >= _TINY) & (sums <= _HUGE)))  # NaN fails both tests too
+            if low.size:  # these rows again, shifted by their maximum
+                Q_low = Q_b[low]
+                Q_low[:, d_k] = -_row_max(Q_low[:, :d_k], K_h, buf.S)
+                O_low = np.empty((low.size, d_v + 1), dtype=O_b.dtype)
+                _exp_times_values(Q_low, buf, O_low)
+                O_b[low] = O_low
+        np.divide(O_b[:, :d_v], O_b[:, d_v:], out=O_b[:, :d_v])
+        out[:, s:s + b] = O_b[:, :d_v].T
+
+
+def _row_max(Q_b, K_h, S):
+    """Each query's largest score, max_j q^i . k^j, one tile of keys at a time."""
+    m = np.full(Q_b.shape[0], -np.inf, dtype=S.dtype)
+    for t in range(0, K_h.shape[1], S.shape[1]):
+        c = min(S.shape[1], K_h.shape[1] - t)
+        S_bc = S[:Q_b.shape[0], :c]
+        np.matmul(Q_b, K_h[:, t:t + c], out=S_bc)
+        np.maximum(m, S_bc.max(axis=1), out=m)
+    return m
+
+
+def _exp_times_values(Q_b, buf, O_b):
+    """O_b = exp([Q_b] [K; 1]) [V^T, 1], one tile of keys at a time: weighted sums and row sums.
+
+    The last column of Q_b holds minus each query's shift, so the first product gives the
+    shifted scores directly; only the exponential touches them, in place, while they are
+    still in the cache.
+    """
+    b, N_k = Q_b.shape[0], buf.K1.shape[1]
+    for t in range(0, N_k, buf.S.shape[1]):
+        c = min(buf.S.shape[1], N_k - t)
+        S_bc = buf.S[:b, :c]
+        np.matmul(Q_b, buf.K1[:, t:t + c], out=S_bc)  # (b, d_k + 1) x (d_k + 1, c): scores minus shifts
+        np.exp(S_bc, out=S_bc)
+        if t == 0:
+            np.matmul(S_bc, buf.Vt1[t:t + c], out=O_b)  # (b, c) x (c, d_v + 1): weighted sums, row sums
+        else:
+            part = buf.part[:b]
+            np.matmul(S_bc, buf.Vt1[t:t + c], out=part)
+            O_b += part
+
+
+def _cores():
+    """How many cores this process may run on."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
+
+
+_BLAS = []  # the threadpoolctl controller, made on first use (once numpy's BLAS is loaded)
+
+
+def _one_blas_thread():
+    """A context in which the BLAS library runs every call on one thread."""
+    import threadpoolctl
+
+    if not _BLAS:
+        _BLAS.append(threadpoolctl.ThreadpoolController())
+    return _BLAS[0].limit(limits=1, user_api="blas")
 
 
 def streaming_attention(Q, K, V, *, scale=1.0, block=512, key_block=1024):
@@ -344,7 +450,7 @@ def truncated_attention(Q, K, V, *, width, scale=1.0, block=256):
     -----
     A block of b queries starting at s needs keys s - width ... s + b - 1 + width, so it
     computes b (b + 2 width) scores; over the whole sequence that is about N (block + 2 width),
-    linear in N for a fixed width (lecture part 下, slide 32).
+    linear in N for a fixed width (lecture part 下, slide 33).
     """
     Q, K, V, dt = _check_qkv(Q, K, V)
     width = check_count("width", width, 0)

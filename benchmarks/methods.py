@@ -15,18 +15,18 @@ THREADS = 2  # every method may use two threads, however it uses them
 # name -> (what it is, BLAS threads per call, Python threads); torch methods use torch's own threads
 METHODS = {
     "naive": ("attn.efficient.matrix_attention: the lean matrix form, all of A' in memory", THREADS, 1),
-    "chunked": ("attn.chunked_attention with its defaults (block 256, threads=1): BLAS threads the products",
-                THREADS, 1),
-    "chunked_threads": ("attn.chunked_attention(..., threads=2): two Python threads, one BLAS thread each",
-                        1, THREADS),
+    "chunked": ("attn.chunked_attention(Q, K, V, scale=s), the default call: a thread per core, each taking "
+                "whole heads, BLAS held to one thread by the function itself", THREADS, THREADS),
+    "chunked_one_thread": ("attn.chunked_attention(..., threads=1): one Python thread, BLAS threads the products",
+                           THREADS, 1),
     "streaming": ("attn.streaming_attention with its defaults (block 512, key_block 1024)", THREADS, 1),
     "truncated": ("attn.efficient.truncated_attention, width 64 (not exact: a band of keys)", THREADS, 1),
     "torch": ("torch scaled_dot_product_attention on 4-D (1, h, N, d) tensors: the fused kernel", THREADS, 1),
-    "torch_3d_math": ("torch scaled_dot_product_attention on 3-D (h, N, d) tensors: the unfused math path",
-                      THREADS, 1),
+    "torch_3d_math": ("torch scaled_dot_product_attention on 3-D (h, N, d) tensors, forced to the unfused math "
+                      "path with sdpa_kernel(SDPBackend.MATH)", THREADS, 1),
 }
 TORCH_METHODS = ("torch", "torch_3d_math")
-EXACT = ("naive", "chunked", "chunked_threads", "streaming", "torch", "torch_3d_math")
+EXACT = ("naive", "chunked", "chunked_one_thread", "streaming", "torch", "torch_3d_math")
 
 
 def inputs(N, seed=0):
@@ -69,8 +69,8 @@ def build(method, Q, K, V, *, block=None):
     blocks = {} if block is None else {"block": block}  # None: the function's default
     if method == "chunked":
         return (lambda: eff.chunked_attention(Q, K, V, scale=SCALE, **blocks)), np.asarray
-    if method == "chunked_threads":
-        return (lambda: eff.chunked_attention(Q, K, V, scale=SCALE, threads=THREADS, **blocks)), np.asarray
+    if method == "chunked_one_thread":
+        return (lambda: eff.chunked_attention(Q, K, V, scale=SCALE, threads=1, **blocks)), np.asarray
     if method == "streaming":
         return (lambda: eff.streaming_attention(Q, K, V, scale=SCALE)), np.asarray
     if method == "truncated":
@@ -99,11 +99,11 @@ def build(method, Q, K, V, *, block=None):
     raise ValueError(f"unknown method {method!r}; known: {', '.join(METHODS)}")
 
 
-def sdpa_backend(method, N=1024):
-    """The SDPA backend PyTorch chooses for this method's tensors (e.g. FLASH_ATTENTION or MATH)."""
+def sdpa_backend(N, four_d):
+    """The SDPA backend PyTorch chooses on its own (no sdpa_kernel context) for (1, h, N, d) or (h, N, d) tensors."""
     import torch
     from torch.nn.attention import SDPBackend
 
-    shape = (1, HEADS, N, D_K) if method == "torch" else (HEADS, N, D_K)
+    shape = (1, HEADS, N, D_K) if four_d else (HEADS, N, D_K)
     q = torch.zeros(shape)
     return SDPBackend(torch._fused_sdp_choice(q, q, q, scale=SCALE)).name

@@ -3,6 +3,7 @@
     python -m benchmarks.probe memory METHOD N        peak resident-memory growth of one call
     python -m benchmarks.probe yardsticks numpy|torch the machine's float32 matmul (and exp) rates
     python -m benchmarks.probe check N                every method against a float64 reference
+    python -m benchmarks.probe ratio N                the default chunked call / torch's fused kernel, paired
 
 Each prints one JSON object on its last line of output.
 """
@@ -121,6 +122,27 @@ def check(N):
     return {"N": N, "max_abs_difference": errors, "exact_methods": list(EXACT)}
 
 
+def ratio(N, rounds=5, best_of=3):
+    """The default call of attn.chunked_attention against PyTorch's fused kernel, both in this one process.
+
+    Each round times the best of ``best_of`` calls of each, one after the other, and divides:
+    a slow spell of the machine hits both of a round's times. Returns every round's ratio.
+    """
+    import torch
+
+    torch.set_num_threads(THREADS)
+    Q, K, V = inputs(N)
+    ours, _ = build("chunked", Q, K, V)
+    fused, _ = build("torch", Q, K, V)
+    ours(), fused()  # warm-up
+    rows = []
+    for _ in range(rounds):
+        t_torch, _ = _best(fused, best_of)
+        t_ours, _ = _best(ours, best_of)
+        rows.append({"chunked_s": t_ours, "torch_s": t_torch, "ratio": t_ours / t_torch})
+    return {"N": N, "rounds": rows, "best_of": best_of, "torch_threads": torch.get_num_threads()}
+
+
 def main(argv):
     what = argv[0]
     if what == "memory":
@@ -129,6 +151,8 @@ def main(argv):
         result = yardsticks(argv[1])
     elif what == "check":
         result = check(int(argv[1]))
+    elif what == "ratio":
+        result = ratio(int(argv[1]))
     else:
         raise SystemExit(__doc__)
     print(json.dumps(result))

@@ -24,15 +24,22 @@ How it measures (every number comes from a fresh process that holds only one met
 * memory: peak growth of resident memory (VmHWM) during one call, in a fresh process after a
   small warm-up call; the same measure for numpy and PyTorch; and at N = 16384 the extra
   memory (growth minus the output) of the exact methods that never hold N x N;
-* which scaled_dot_product_attention backend PyTorch chose (torch._fused_sdp_choice).
+* the paired ratio at N = 4096 and 8192: in one process, rounds of (best of 3 calls of
+  PyTorch's fused kernel, best of 3 default calls of attn.chunked_attention), one ratio per round;
+* which scaled_dot_product_attention backend PyTorch chooses on its own for 4-D and 3-D
+  tensors at every N (torch._fused_sdp_choice); the timed 3-D row forces MATH.
 
-The machine is best left otherwise idle: the load average before and after is recorded.
+The machine must be otherwise idle. The run records the load average before and after and the
+share of the cores other processes used during it (from /proc/stat), and marks itself unfit
+("fit": false in the file, with the reasons) when the load average at the start exceeds 0.5
+or other processes used more than 5% of the cores.
 """
 
 import argparse
 import json
 import os
 import platform
+import resource
 import subprocess
 import sys
 import tempfile
@@ -50,8 +57,11 @@ GOAL_N = 4096
 MEMORY_N = 16384
 SIZES = [256, 512, 1024, 2048, 4096, 8192]
 QUICK_SIZES = [256, 512, 1024]
-BLOCKS = [64, 128, 256, 512, 1024]
-COMPARED = ("chunked", "chunked_threads", "streaming")  # the exact numpy forms compared with torch
+COMPARED = ("chunked", "chunked_one_thread", "streaming")  # the exact numpy forms compared with torch
+RATIO_N = [4096, 8192]  # the paired ratio (default call / torch fused) at these sizes
+BLOCKS = [64, 128, 256, 512]
+BUSY_LOAD = 0.5  # a run that starts above this 1-minute load average is unfit
+BUSY_SHARE = 0.05  # ... or during which other processes used more than this share of the cores
 OPENBLAS_ENV = ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE", "OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS")
 
 
@@ -85,7 +95,7 @@ def pyperf_time(method, N, *, processes, values, loops=None, block=None):
     times = list(bench.get_values())
     return {
         "median_s": bench.median(), "mean_s": bench.mean(), "stdev_s": bench.stdev() if len(times) > 1 else 0.0,
-        "min_s": min(times), "values_s": times, "processes": processes, "values_per_process": values,
+        "min_s": min(times), "max_s": max(times), "values_s": times, "processes": processes, "values_per_process": values,
         "loops": bench.get_runs()[-1].get_loops(), "threads": bench.get_metadata().get("attention_threads"),
     }
 
@@ -95,7 +105,7 @@ def plan(method, N, quick):
     if quick:
         return 1, 2, None
     slow = N == max(SIZES) and method in ("naive", "torch_3d_math")  # several seconds a call
-    processes = 1 if slow else 5 if (N == GOAL_N and method in COMPARED + ("torch",)) else 3
+    processes = 1 if slow else 5 if (N == GOAL_N and method in COMPARED + ("torch",)) else 2
     values = 2 if slow else 3
     loops = 1 if N >= 2048 else None  # None: pyperf calibrates the loop count
     return processes, values, loops
@@ -127,9 +137,26 @@ def conditions():
         blas = [{k: v for k, v in lib.items() if k != "filepath"} for lib in threadpoolctl.threadpool_info()]
     except ImportError:
         blas = None
-    return {"cpu": cpu, "cores": os.cpu_count(), "python": platform.python_version(), "versions": versions,
-            "blas": blas, "environment": {v: os.environ.get(v) for v in OPENBLAS_ENV},
+    try:
+        ram = next(int(line.split()[1]) * 1024 for line in Path("/proc/meminfo").read_text().splitlines()
+                   if line.startswith("MemTotal:"))
+    except (OSError, StopIteration):
+        ram = None
+    return {"cpu": cpu, "cores": os.cpu_count(), "ram_bytes": ram, "python": platform.python_version(),
+            "versions": versions, "blas": blas, "environment": {v: os.environ.get(v) for v in OPENBLAS_ENV},
             "started_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "load_average_before": os.getloadavg()}
+
+
+def cpu_seconds():
+    """(CPU seconds every process on the machine has used, CPU seconds this run and its children have used)."""
+    try:
+        fields = Path("/proc/stat").read_text().splitlines()[0].split()[1:]
+        busy = (sum(map(int, fields)) - int(fields[3]) - int(fields[4])) / os.sysconf("SC_CLK_TCK")  # minus idle, iowait
+    except (OSError, ValueError, IndexError):
+        busy = None
+    mine = sum(getattr(resource.getrusage(who), f) for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN)
+               for f in ("ru_utime", "ru_stime"))
+    return busy, mine
 
 
 def main(argv=None):
@@ -151,8 +178,10 @@ def main(argv=None):
         "command": "python -m benchmarks.run" + (" --quick" if args.quick else ""),
     }
     print(f"conditions: {report['conditions']}", flush=True)
-    if report["conditions"]["load_average_before"][0] > 0.5:
-        print("warning: the machine is busy (load average above 0.5): timings will be disturbed", flush=True)
+    busy_start, mine_start = cpu_seconds()
+    if report["conditions"]["load_average_before"][0] > BUSY_LOAD:
+        print(f"warning: the machine is busy (load average above {BUSY_LOAD}): this run will be marked unfit",
+              flush=True)
 
     numpy_rates, torch_rates = probe("yardsticks", "numpy"), probe("yardsticks", "torch")
     report["yardsticks"] = {"numpy": numpy_rates, "torch": torch_rates}
@@ -164,9 +193,11 @@ def main(argv=None):
     }
     print(f"yardsticks: {report['yardsticks']}", flush=True)
 
-    report["sdpa_backend"] = {m: json.loads(_python("-c", f"import json; from benchmarks.methods import sdpa_backend; "
-                                                    f"print(json.dumps(sdpa_backend({m!r})))").strip())
-                              for m in TORCH_METHODS}
+    # what PyTorch picks on its own for 4-D and 3-D tensors at every size (the 3-D row is timed with MATH forced)
+    report["sdpa_backend"] = json.loads(_python(
+        "-c", "import json; from benchmarks.methods import sdpa_backend; "
+        f"print(json.dumps({{n: {{'4d': sdpa_backend(n, True), '3d': sdpa_backend(n, False)}} for n in {sizes}}}))"
+    ).strip())
     print(f"PyTorch's backend: {report['sdpa_backend']}", flush=True)
     report["check"] = probe("check", 256 if args.quick else 1024)
     print(f"largest difference from the float64 matrix form: {report['check']['max_abs_difference']}", flush=True)
@@ -191,14 +222,25 @@ def main(argv=None):
     by = {(r["method"], r["N"]): r for r in rows}
     report["ratio_to_torch"] = {str(N): {m: by[m, N]["median_s"] / by["torch", N]["median_s"] for m in COMPARED}
                                 for N in sizes}
-    print(f"time / torch's time: {report['ratio_to_torch']}", flush=True)
+    print(f"time / torch's time (ratio of pyperf medians): {report['ratio_to_torch']}", flush=True)
+
+    # the paired ratio: rounds of (best of 3 torch, best of 3 default chunked call) in one process
+    report["paired_ratio"] = {}
+    for N in [max(QUICK_SIZES)] if args.quick else RATIO_N:
+        paired = probe("ratio", N)
+        r = [row["ratio"] for row in paired["rounds"]]
+        paired.update(median=float(np.median(r)), min=min(r), max=max(r))
+        report["paired_ratio"][str(N)] = paired
+        print(f"default chunked call / torch fused at N={N}: median {paired['median']:.3f} "
+              f"(rounds {min(r):.3f}-{max(r):.3f})", flush=True)
 
     block_times = {}
     for block in BLOCKS:
-        block_times[str(block)] = pyperf_time("chunked_threads", goal_n, processes=1 if args.quick else 2,
-                                              values=2 if args.quick else 3, loops=1, block=block)["median_s"]
-    report["block_sweep"] = {"method": "chunked_threads", "N": goal_n, "median_s": block_times}
-    print(f"block sweep at N={goal_n}: {block_times}", flush=True)
+        t = pyperf_time("chunked", goal_n, processes=1 if args.quick else 2, values=2 if args.quick else 3,
+                        loops=1, block=block)
+        block_times[str(block)] = {k: t[k] for k in ("median_s", "min_s", "max_s", "values_s")}
+    report["block_sweep"] = {"method": "chunked", "N": goal_n, "times": block_times}
+    print(f"block sweep at N={goal_n}: { {b: round(t['median_s'], 4) for b, t in block_times.items()} }", flush=True)
 
     large = {"N": memory_n, "one_attention_matrix_bytes": attention_matrix_bytes(memory_n, dtype=np.float32),
              "attention_matrices_bytes": attention_matrix_bytes(memory_n, heads=HEADS, dtype=np.float32),
@@ -213,6 +255,20 @@ def main(argv=None):
 
     report["conditions"]["load_average_after"] = os.getloadavg()
     report["wall_time_s"] = time.perf_counter() - start
+    busy_end, mine_end = cpu_seconds()
+    others = None if busy_start is None else max(0.0, (busy_end - busy_start) - (mine_end - mine_start))
+    share = None if others is None else others / (report["wall_time_s"] * os.cpu_count())
+    report["conditions"]["other_processes_cpu_share"] = share
+    reasons = []
+    if report["conditions"]["load_average_before"][0] > BUSY_LOAD:
+        reasons.append(f"1-minute load average {report['conditions']['load_average_before'][0]:.2f} > {BUSY_LOAD} "
+                       "at the start")
+    if share is not None and share > BUSY_SHARE:
+        reasons.append(f"other processes used {share:.0%} of the cores during the run (> {BUSY_SHARE:.0%})")
+    report["conditions"]["fit"] = not reasons
+    report["conditions"]["unfit_because"] = reasons
+    if reasons:
+        print("THIS RUN IS UNFIT (the machine was busy): " + "; ".join(reasons), flush=True)
     out = args.out or (None if args.quick else RESULTS / "attention_cpu.json")
     if out is not None:
         out.parent.mkdir(parents=True, exist_ok=True)

@@ -247,3 +247,118 @@ def test_inputs_are_not_modified():
     truncated_attention(Q, K, V, width=2, scale=2.0, block=4)
     for x, c in zip((Q, K, V), copies):
         np.testing.assert_array_equal(x, c)
+
+
+@FAST
+@given(problems(dtype=np.float32), st.integers(1, 9), st.sampled_from([None, 1, 2, 3]))
+def test_chunked_over_key_tiles_float32(p, tile, threads):
+    """Tiles of the keys smaller than N_k (and not dividing it): the same O, whatever the threads."""
+    import attn.efficient as eff
+
+    Q, K, V, scale, block, _ = p
+    kept = eff.KEY_TILE
+    eff.KEY_TILE = tile
+    try:
+        O = chunked_attention(Q, K, V, scale=scale, block=block, threads=threads)
+    finally:
+        eff.KEY_TILE = kept
+    assert O.dtype == np.float32 and O.shape == V.shape[:-1] + (Q.shape[-1],)
+    np.testing.assert_allclose(O, reference(Q, K, V, scale), rtol=0, atol=1e-5)
+
+
+@FAST
+@given(problems(), st.integers(1, 9))
+def test_chunked_over_key_tiles_float64(p, tile):
+    import attn.efficient as eff
+
+    Q, K, V, scale, block, _ = p
+    kept = eff.KEY_TILE
+    eff.KEY_TILE = tile
+    try:
+        O = chunked_attention(Q, K, V, scale=scale, block=block)
+    finally:
+        eff.KEY_TILE = kept
+    np.testing.assert_allclose(O, reference(Q, K, V, scale), rtol=0, atol=1e-12)
+
+
+@pytest.mark.parametrize("seed", range(5))
+@pytest.mark.parametrize("spread", [1.0, 40.0, 400.0])
+def test_chunked_float32_when_the_scores_lie_far_below_the_bound(seed, spread):
+    """Peaked attention: scores far below the float32 shift |scale q^i| max_j |k^j|, so that rows
+    are computed again with their maximum. It is as accurate as the float32 matrix form."""
+    rng = np.random.default_rng(seed)
+    Q, K, V = (rng.standard_normal((2, 64, 600), dtype=np.float32) for _ in range(3))
+    Q *= np.float32(spread)
+    K[:, :, 0] *= 4  # one long key raises every query's bound
+    R = reference(Q, K, V, 1 / 8)
+    scores = np.einsum("hkj,hki->hij", K.astype(np.float64), Q.astype(np.float64)) / 8
+    bound = np.linalg.norm(Q, axis=1) / 8 * np.linalg.norm(K, axis=1).max(axis=1, keepdims=True)
+    gap = bound - scores.max(axis=2)
+    if spread > 1:
+        assert gap.max() > 60 * np.log(2)  # the recomputed rows exist in this data
+    error = np.abs(chunked_attention(Q, K, V, scale=1 / 8) - R).max()
+    error_matrix_form = np.abs(matrix_attention(Q, K, V, scale=1 / 8) - R).max()
+    assert error <= max(2 * error_matrix_form, 1e-5), (error, error_matrix_form)
+
+
+def test_chunked_float32_extreme_logits():
+    """Scores of about 1e9 that float32 holds exactly: the same answer as the float64 reference."""
+    rng = np.random.default_rng(11)
+    Q = rng.integers(-3, 4, size=(2, 3, 50)).astype(np.float32)
+    K = rng.integers(-3, 4, size=(2, 3, 70)).astype(np.float32)
+    Q[:, 0] = 1e6
+    K[:, 0] = rng.integers(-2, 3, size=(2, 70))
+    V = rng.normal(size=(2, 4, 70)).astype(np.float32)
+    O = chunked_attention(Q, K, V, scale=1024.0, block=16)
+    assert np.isfinite(O).all()
+    np.testing.assert_allclose(O, reference(Q, K, V, 1024.0), rtol=0, atol=1e-5)
+
+
+def test_default_call_at_benchmark_shapes_float32():
+    """The call a reader makes, no options: 8 heads, d = 64, scale 1/8, N no multiple of any tile."""
+    rng = np.random.default_rng(12)
+    Q, K, V = (rng.standard_normal((8, 64, 1100), dtype=np.float32) for _ in range(3))
+    O = chunked_attention(Q, K, V, scale=1 / 8)
+    assert O.dtype == np.float32
+    np.testing.assert_allclose(O, reference(Q, K, V, 1 / 8), rtol=0, atol=1e-5)
+
+
+def test_default_call_leaves_the_blas_threads_as_they_were():
+    threadpoolctl = pytest.importorskip("threadpoolctl")
+
+    def blas_threads():
+        return [lib["num_threads"] for lib in threadpoolctl.threadpool_info() if lib["user_api"] == "blas"]
+
+    before = blas_threads()
+    Q = np.ones((3, 4, 20), dtype=np.float32)
+    chunked_attention(Q, Q, Q, threads=2)
+    chunked_attention(Q, Q, Q)
+    assert blas_threads() == before
+
+
+def test_default_call_memory_at_N_16384():
+    """The default call at N = 16384 holds far less than 1/8 of one head's N x N float32 matrix (1 GiB).
+
+    tracemalloc sees numpy's allocations: the peak during the call, minus the output every
+    method must return, is the call's working memory (score tiles, [K; 1], [V^T, 1], blocks).
+    """
+    import tracemalloc
+
+    N, heads = 16384, 2
+    rng = np.random.default_rng(13)
+    Q, K, V = (rng.standard_normal((heads, 64, N), dtype=np.float32) for _ in range(3))
+    one_matrix = N * N * 4
+    tracemalloc.start()
+    try:
+        tracemalloc.reset_peak()
+        base = tracemalloc.get_traced_memory()[0]
+        O = chunked_attention(Q, K, V, scale=1 / 8)
+        peak = tracemalloc.get_traced_memory()[1] - base
+    finally:
+        tracemalloc.stop()
+    extra = peak - O.nbytes
+    assert extra <= one_matrix / 8, f"{extra / 2**20:.1f} MiB"
+    assert O.shape == (heads, 64, N) and np.isfinite(O).all()
+    # the answer is still attention: a few queries against the float64 reference
+    cols = [0, 4097, N - 1]
+    np.testing.assert_allclose(O[..., cols], reference(Q[..., cols], K, V, 1 / 8), rtol=0, atol=1e-5)
