@@ -8,9 +8,9 @@ folder there, so that every edition's home page links to a file beside it). The 
 - ``chapters/NN_*.ipynb``: every chapter notebook, as stored (with its outputs);
 - the data files a chapter reads by a relative path (``../benchmarks/results/...``), at the same place;
 - ``attn-<version>-py3-none-any.whl``: the book's module, built from this checkout (offline, no build isolation);
-- ``requirements.txt``: numpy, matplotlib and JupyterLab with everything they need, pinned at the versions of
+- ``requirements.txt``: numpy, threadpoolctl, matplotlib and JupyterLab with everything they need, pinned at the versions of
   requirements.lock (a pin per line, with the Python versions it applies to where it does not apply to all); it
-  includes ``requirements-kernel.txt``, the part a Jupyter kernel running the chapters needs (numpy, matplotlib,
+  includes ``requirements-kernel.txt``, the part a Jupyter kernel running the chapters needs (numpy, threadpoolctl, matplotlib,
   ipykernel), for a reader who brings a front end of their own;
 - ``README.txt``: how to install and run it.
 
@@ -38,7 +38,7 @@ ARCHIVE_NAME = "self-attention-column-by-column-notebooks.zip"
 FOLDER = "self-attention-column-by-column"  # the one folder the archive unpacks into
 # What the notebooks need besides attn: the kernel that runs them and the figures (requirements-kernel.txt, for a
 # reader who has a Jupyter front end already), then a front end, JupyterLab (requirements.txt adds it).
-KERNEL_ROOTS = ["numpy", "matplotlib", "ipykernel"]
+KERNEL_ROOTS = ["numpy", "threadpoolctl", "matplotlib", "ipykernel"]
 ROOTS = KERNEL_ROOTS + ["jupyterlab"]
 PYTHONS = ["3.11", "3.12", "3.13"]  # the ones requirements.lock's wheels install on (the Makefile's SUPPORTED)
 # No archive member may have one of these as a folder name, nor hold an absolute path of a build machine.
@@ -53,7 +53,7 @@ Self-attention, column by column: every chapter, to run on your own machine
 ===========================================================================
 
 This folder holds the book's chapters as Jupyter notebooks (chapters/), the Python module they
-import, attn, as a wheel ({wheel}), and requirements.txt, which pins numpy, matplotlib and
+import, attn, as a wheel ({wheel}), and requirements.txt, which pins numpy, threadpoolctl, matplotlib and
 JupyterLab (with everything they need) at the versions the book was tested with.{data}
 
 You need Python 3.11, 3.12 or 3.13. In a terminal, inside this folder:
@@ -191,7 +191,7 @@ def requirements_files():
     rest = {k: v for k, v in everything.items() if k not in kernel or kernel[k] != v}
     return {
         "requirements-kernel.txt": requirements_text(kernel, header=(
-            "What a Jupyter kernel running the chapters needs (numpy, matplotlib, ipykernel), pinned at the versions\n"
+            "What a Jupyter kernel running the chapters needs (numpy, threadpoolctl, matplotlib, ipykernel), pinned at the versions\n"
             "the book was checked with. To use a Jupyter front end you have already:\n"
             "    python -m pip install -r requirements-kernel.txt attn-*.whl")),
         "requirements.txt": requirements_text(rest, include="requirements-kernel.txt", header=(
