@@ -104,6 +104,14 @@ def test_output_column_reference_passes():
 
     assert "Right" in ch03.check_output_column(b_i_plain_loops)
 
+    def b_i_vector_per_query(I, W_q, W_k, W_v, i):  # numpy for query i alone, a loop for the weighted sum
+        scores = (W_k @ I).T @ (W_q @ I[:, i])          # (N,): one query's scores, no (N, N) array
+        w = np.exp(scores - scores.max())
+        w = w / w.sum()
+        return sum(w[j] * (W_v @ I[:, j]) for j in range(I.shape[1]))
+
+    assert "Right" in ch03.check_output_column(b_i_vector_per_query)
+
 
 def _column(weights):
     """A b_i that loops over the keys and weights the values by ``weights(scores, d_k)``."""
@@ -118,14 +126,33 @@ def _shifted(I, W_q, W_k, W_v, i):  # i taken as 1-based: the column before
     return b_i_reference(I, W_q, W_k, W_v, i - 1 if i > 0 else i)
 
 
-def _transposed(I, W_q, W_k, W_v, i):  # scores q^j . k^i instead of q^i . k^j
-    A = (W_k @ I).T @ (W_q @ I)
-    return (W_v @ I) @ attn.softmax(A[i, :])
+def _transposed(I, W_q, W_k, W_v, i):  # scores q^j . k^i instead of q^i . k^j (row i of A, made alone)
+    return (W_v @ I) @ attn.softmax((W_q @ I).T @ (W_k @ I[:, i]))
 
 
 def _matrix_softmax(I, W_q, W_k, W_v, i):  # the whole matrix form, then column i
     A_prime = attn.softmax((W_k @ I).T @ (W_q @ I), axis=0)
     return (W_v @ I @ A_prime)[:, i]
+
+
+def _softmax_columns(I, W_q, W_k, W_v, i):  # the whole matrix through attn.backprop, and a loop for show
+    import attn.backprop
+    _ = [j for j in range(I.shape[1])]
+    A_prime = attn.backprop.softmax_columns((W_k @ I).T @ (W_q @ I))
+    return (W_v @ I @ A_prime)[:, i]
+
+
+def _exp_matrix(I, W_q, W_k, W_v, i):  # a whole-matrix softmax written with np.exp, and a loop for show
+    _ = [j for j in range(I.shape[1])]
+    A = (W_k @ I).T @ (W_q @ I)
+    E = np.exp(A - A.max(axis=0))
+    return (W_v @ I @ (E / E.sum(axis=0)))[:, i]
+
+
+def _einsum_matrix(I, W_q, W_k, W_v, i):  # the scores of every query by np.einsum, then column i
+    _ = [j for j in range(I.shape[1])]
+    A = np.einsum("kj,ki->ji", W_k @ I, W_q @ I)
+    return (W_v @ I) @ attn.softmax(A[:, i])
 
 
 def _no_loop(I, W_q, W_k, W_v, i):  # the right steps for query i, vectorised over the keys
@@ -138,7 +165,10 @@ def _no_loop(I, W_q, W_k, W_v, i):  # the right steps for query i, vectorised ov
         (lambda I, W_q, W_k, W_v, i: attn.self_attention(I, W_q, W_k, W_v)[0][:, i], "calls attn's self_attention"),
         (lambda I, W_q, W_k, W_v, i: attn.self_attention_loop(I, W_q, W_k, W_v)[0][:, i],
          "calls attn's self_attention_loop"),
-        (_matrix_softmax, "softmax of a matrix"),
+        (_matrix_softmax, "calls attn's softmax on a matrix"),
+        (_softmax_columns, "calls attn's softmax_columns on a matrix"),
+        (_exp_matrix, r"computes an \(N, N\) = \(5, 5\) array from I"),
+        (_einsum_matrix, r"computes an \(N, N\) = \(5, 5\) array from I"),
         (_no_loop, "no loop"),
         (_column(lambda s, d_k: s), "raw scores"),  # forgot the softmax
         (_column(lambda s, d_k: attn.softmax(s / np.sqrt(d_k))), r"sqrt\(d_k\) = sqrt\(2\)"),
@@ -227,6 +257,26 @@ def _python_loop(I, W_q, W_k, W_v):  # one softmax call, but the scores in a Pyt
     return W_v @ I @ A_prime, A_prime
 
 
+def _map_softmax(I, W_q, W_k, W_v):  # one softmax per column through map
+    A = (W_k @ I).T @ (W_q @ I)
+    A_prime = np.stack(list(map(lambda a: np.exp(a) / np.exp(a).sum(), A.T)), axis=1)
+    return W_v @ I @ A_prime, A_prime
+
+
+def _apply_along_axis(I, W_q, W_k, W_v):  # the same, through np.apply_along_axis
+    A = (W_k @ I).T @ (W_q @ I)
+    A_prime = np.apply_along_axis(lambda a: np.exp(a) / np.exp(a).sum(), 0, A)
+    return W_v @ I @ A_prime, A_prime
+
+
+def _vectorized(I, W_q, W_k, W_v):  # the scores one pair at a time through np.vectorize
+    Q, K = W_q @ I, W_k @ I
+    N = I.shape[1]
+    score = np.vectorize(lambda j, i: K[:, j] @ Q[:, i])
+    A_prime = attn.softmax(score(*np.indices((N, N))), axis=0)
+    return W_v @ I @ A_prime, A_prime
+
+
 @pytest.mark.parametrize(
     "wrong, hint",
     [
@@ -236,6 +286,9 @@ def _python_loop(I, W_q, W_k, W_v):  # one softmax call, but the scores in a Pyt
          "calls attn's multi_head_attention"),
         (_column_loop, "calls attn.softmax 5 times"),
         (_python_loop, "loops in Python"),
+        (_map_softmax, "uses map"),
+        (_apply_along_axis, "uses apply_along_axis"),
+        (_vectorized, "uses vectorize"),
         (_matrix(lambda A, d_k: attn.softmax(A, axis=1)), "along the rows"),
         (_matrix(lambda A, d_k: attn.softmax(A, axis=0).T), "transposed"),
         (_matrix(lambda A, d_k: A), "raw scores"),

@@ -110,13 +110,64 @@ def _column_hint(got, I, W_q, W_k, W_v, i):
             f"expected {O[:, i]}, got {got}")
 
 
+class _Watched(np.ndarray):
+    """An array that records the shape of every array numpy computes from it.
+
+    The reader's ``b_i`` gets ``I`` as a ``_Watched`` view: the ufuncs (``@``, ``np.exp``, ``.sum()`` ...)
+    and the numpy functions (``np.einsum``, ``np.stack`` ...) applied to it, or to arrays computed from it,
+    return ``_Watched`` arrays too, and append the shape of each result to :attr:`shapes`. A plain copy
+    such as ``np.asarray(I)`` or ``I.tolist()`` is not followed.
+    """
+
+    shapes = []
+
+    @classmethod
+    def _watch(cls, result):
+        if isinstance(result, tuple):
+            return tuple(cls._watch(r) for r in result)
+        if isinstance(result, list):
+            return [cls._watch(r) for r in result]
+        if isinstance(result, np.ndarray):
+            cls.shapes.append(result.shape)
+            return result.view(cls) if result.ndim else result[()]
+        return result
+
+    def __array_ufunc__(self, ufunc, method, *inputs, out=None, **kwargs):
+        plain = tuple(x.view(np.ndarray) if isinstance(x, _Watched) else x for x in inputs)
+        if out is not None:
+            kwargs["out"] = tuple(o.view(np.ndarray) if isinstance(o, _Watched) else o for o in out)
+        return self._watch(getattr(ufunc, method)(*plain, **kwargs))
+
+    def __array_function__(self, func, types, args, kwargs):
+        return self._watch(super().__array_function__(func, types, args, kwargs))
+
+
+def _whole_matrix_call(log, N):
+    """The name of the first ``attn`` call in ``log`` that works on a whole (N, N) matrix, or None."""
+    for name, args in log.calls:
+        if "softmax_columns" in name:
+            return name
+        if name == "softmax" and np.ndim(args.get("x")) > 1:
+            return name
+        if N > 1 and any(isinstance(a, np.ndarray) and a.shape == (N, N) for a in args.values()):
+            return name
+    return None
+
+
 def check_output_column(b_i):
     """Check a function ``b_i(I, W_q, W_k, W_v, i)`` that returns b^i (0-based i) with loops.
 
     It is called on several random sequences of different sizes and every position i, and
-    compared with column i of :func:`attn.self_attention`. It must compute b^i itself: a call of
-    any of ``attn``'s attention functions, or one softmax over the whole (N, N) score matrix, is
-    refused, and its code must loop over the positions (a ``for``, ``while`` or comprehension).
+    compared with column i of :func:`attn.self_attention`. It must compute b^i for query i alone:
+
+    - a call of any of ``attn``'s attention functions is refused;
+    - so is a call of an ``attn`` function on a whole matrix of scores or weights
+      (``attn.softmax`` of a matrix, ``attn.backprop.softmax_columns``, any ``attn`` function
+      given an (N, N) array);
+    - so is an (N, N) array that numpy computes from ``I`` (``I`` is passed as a :class:`_Watched`
+      view, which records the shapes computed from it; a plain copy such as ``np.asarray(I)`` is not
+      followed, so the check catches the matrix form written out, not every way around it);
+    - and its code must hold a loop (a ``for``, ``while`` or comprehension).
 
     Returns
     -------
@@ -129,7 +180,8 @@ def check_output_column(b_i):
         W_q, W_k, W_v = rng.normal(size=(d_k, d)), rng.normal(size=(d_k, d)), rng.normal(size=(d_v, d))
         O, A_prime = self_attention(I, W_q, W_k, W_v)
         for i in range(N):
-            got, log = call_logged(b_i, "b_i", I, W_q, W_k, W_v, i,
+            _Watched.shapes = []
+            got, log = call_logged(b_i, "b_i", I.copy().view(_Watched), W_q, W_k, W_v, i,
                                    none_hint="b_i returned None: end it with `return` and the vector b^i")
             shortcut = [name for name in log.names() if "attention" in name]
             if shortcut:
@@ -137,10 +189,16 @@ def check_output_column(b_i):
                     f"b_i calls attn's {shortcut[0]}, which computes the whole layer: this exercise asks you to "
                     "build b^i yourself, step by step (q^i, a score per key, the softmax, the weighted sum)."
                 )
-            if any(np.ndim(args.get("x")) > 1 for name, args in log.calls if name == "softmax"):
+            whole = _whole_matrix_call(log, N)
+            if whole:
                 raise AssertionError(
-                    "b_i takes the softmax of a matrix, the weights of every query at once (chapter 4's matrix "
+                    f"b_i calls attn's {whole} on a matrix, the weights of every query at once (chapter 4's matrix "
                     "form): b^i needs only query i's N scores alpha_{i,j} = q^i . k^j, one per key j."
+                )
+            if N > 1 and (N, N) in _Watched.shapes:
+                raise AssertionError(
+                    f"b_i computes an (N, N) = ({N}, {N}) array from I, the scores or weights of every query at once "
+                    "(chapter 4's matrix form): b^i needs only query i's N scores alpha_{i,j} = q^i . k^j."
                 )
             got = np.asarray(got, dtype=float)
             if got.shape != (d_v,):

@@ -5,6 +5,7 @@ short message when it is right.
 """
 
 import numbers
+import types
 
 import numpy as np
 
@@ -48,12 +49,29 @@ def _matrix_form_hint(O, A_prime, I, W_q, W_k, W_v):
     return None
 
 
+#: Names of functions that run a Python function once per row or column: a loop in disguise.
+LOOP_HELPERS = ("map", "starmap", "apply_along_axis", "apply_over_axes", "vectorize", "frompyfunc")
+
+
+def _loop_helpers(func):
+    """The names in :data:`LOOP_HELPERS` that the code of ``func`` (and the functions inside it) uses."""
+    code = getattr(func, "__code__", None)
+    found, todo = [], [code] if code is not None else []
+    while todo:
+        code = todo.pop()
+        found += [name for name in code.co_names if name in LOOP_HELPERS and name not in found]
+        todo.extend(c for c in code.co_consts if isinstance(c, types.CodeType))
+    return found
+
+
 def check_matrix_form(attention):
     """Check ``attention(I, W_q, W_k, W_v) -> (O, A_prime)`` written as matrix products.
 
-    The function must not loop in Python (no ``for``, ``while`` or comprehension in its code),
-    must call ``attn.softmax`` at most once per call (a hand-written column softmax is fine),
-    and must not call any of ``attn``'s attention functions.
+    The function must not loop in Python: its code must hold no ``for``, ``while`` or comprehension
+    and name none of :data:`LOOP_HELPERS` (``map``, ``np.apply_along_axis``, ``np.vectorize`` ...,
+    found by name, so an alias made outside the function is not seen). It must call ``attn.softmax``
+    at most once per call (a hand-written column softmax is fine), and must not call any of
+    ``attn``'s attention functions.
 
     Returns
     -------
@@ -84,6 +102,12 @@ def check_matrix_form(attention):
         raise AssertionError(
             "Your O and A_prime are right, but attention loops in Python: the exercise asks for matrix products "
             "only. K.T @ Q gives every score at once, and softmax(..., axis=0) every column."
+        )
+    helpers = _loop_helpers(attention)
+    if helpers:
+        raise AssertionError(
+            f"Your O and A_prime are right, but attention uses {helpers[0]}, which calls a Python function once per "
+            "column: a loop in disguise. softmax(A, axis=0), or np.exp and .sum(axis=0), handles every column at once."
         )
     return "Right: matrix products and a column softmax give attn.self_attention's O and A_prime."
 
