@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from attn import inputs, window
+from attn import classifiers, inputs, window
 from attn.exercises import ch01, ch02
 
 
@@ -78,7 +78,9 @@ def test_padding_reference_passes():
 
 
 @pytest.mark.parametrize("long, short, hint", [
-    (6000, 100, "counts 100 frames a second, 6000 and 100 frames"),  # 100 frames a second: 0.8850
+    (6000, 100, "given to 3 decimal places: give 4\\. \\(With 4 places 0\\.8850 would mean 100 frames"),  # 0.885
+    (5999, 100, "counts 100 frames a second, 6000 and 100 frames|given to 3 decimal places: give 4\\. \\(With 4 "
+                "places 0\\.8850 would mean 100 frames"),  # 0.88501 unrounded, 0.885 to 4 places
     (5997, 97, "with 97 frames in each one-second utterance"),       # one frame short each: 0.8854
     (5999, 99, "with 99 frames in each one-second utterance"),       # one frame too many each: 0.8851
     (5998, 99, "with 99 frames in each one-second utterance"),
@@ -92,6 +94,23 @@ def test_padding_miscounted_frames_fail(long, short, hint, digits):
         fraction = round(fraction, digits)
     with pytest.raises(AssertionError, match=hint):
         ch01.check_padding_cost(fraction)
+
+
+@pytest.mark.parametrize("fraction, places", [(0.885, 3), (0.89, 2), (0.9, 1)])
+def test_padding_too_few_places_asks_for_4(fraction, places):
+    """The right fraction rounded to fewer than 4 places gets a hint about the precision, not a miscount."""
+    with pytest.raises(AssertionError, match=f"^{fraction} is given to {places} decimal places?: give 4"):
+        ch01.check_padding_cost(fraction)
+
+
+def test_padding_3_places_also_names_the_100_frame_count():
+    """0.885 is also what 100 frames a second give (exactly): the hint says so, after the precision."""
+    assert inputs.padding_fraction([6000] + [100] * 9) == pytest.approx(0.885, abs=1e-12)
+    with pytest.raises(AssertionError, match=r"give 4\. \(With 4 places 0\.8850 would mean 100 frames a second"):
+        ch01.check_padding_cost(0.885)
+    with pytest.raises(AssertionError) as info:
+        ch01.check_padding_cost(0.89)
+    assert "100 frames" not in str(info.value)
 
 
 @pytest.mark.parametrize("wrong", [0.8849, 0.8852, 0.8854, 0.885, 0.88531, 0.88528])
@@ -115,10 +134,10 @@ def test_padding_wrong_fails(wrong, hint):
 # --- chapter 2 ------------------------------------------------------------------------------------
 
 def test_window_features_reference_passes():
-    def stack(I, k):
+    def stack(I, r):
         d, N = I.shape
-        padded = np.concatenate([np.zeros((d, k)), I, np.zeros((d, k))], axis=1)
-        return np.concatenate([padded[:, m : m + N] for m in range(2 * k + 1)], axis=0)
+        padded = np.concatenate([np.zeros((d, r)), I, np.zeros((d, r))], axis=1)
+        return np.concatenate([padded[:, m : m + N] for m in range(2 * r + 1)], axis=0)
 
     assert "Right" in ch02.check_window_features(stack)
 
@@ -165,10 +184,23 @@ def test_window_features_wrong_fails(wrong, hint):
 ])
 def test_window_features_refuses_the_library_function(reference):
     with pytest.raises(AssertionError, match="^window_features calls attn.window.window_features, which this "
-                                             "exercise asks you to do without: pad I with k zero columns"):
+                                             "exercise asks you to do without: pad I with r zero columns"):
         ch02.check_window_features(reference)
     assert "Right" in ch02.check_window_features(_stack_zero_padded)  # the library function is back afterwards
     assert window.window_features(np.ones((1, 2)), 1).shape == (3, 2)
+
+
+@pytest.mark.parametrize("reference", [
+    lambda I, r: classifiers.window_frames(I[None], r)[0],  # the batched window of the speaker classifier
+    lambda I, r: __import__("attn").classifiers.window_frames(I[None], r)[0],
+])
+def test_window_features_refuses_the_batched_window(reference):
+    np.testing.assert_array_equal(reference(np.arange(6.0).reshape(2, 3), 1),   # it would pass otherwise
+                                  window.window_features(np.arange(6.0).reshape(2, 3), 1))
+    with pytest.raises(AssertionError, match="^window_features calls attn.classifiers.window_frames, which this "
+                                             "exercise asks you to do without: pad I with r zero columns"):
+        ch02.check_window_features(reference)
+    assert classifiers.window_frames(np.ones((1, 1, 2)), 1).shape == (1, 3, 2)   # back afterwards
 
 
 def test_window_features_refuses_an_alias_imported_earlier():
@@ -190,11 +222,11 @@ def test_smallest_window_reference_passes(gap):
     past, present, _, _ = window.long_range_pair(gap)
     I1 = inputs.one_hot(past, window.LONG_RANGE_VOCABULARY)
     I2 = inputs.one_hot(present, window.LONG_RANGE_VOCABULARY)
-    k = next(k for k in range(len(past)) if not np.array_equal(window.window_features(I1, k)[:, -1],
-                                                               window.window_features(I2, k)[:, -1]))
-    assert "Right" in ch02.check_smallest_window(gap, k)
-    for wrong, hint in [(k - 1, "does not reach"), (k + 1, "not the smallest"), (float(k), "whole number"),
-                        (2 * k + 1, "width 2k \\+ 1")]:
+    r = next(r for r in range(len(past)) if not np.array_equal(window.window_features(I1, r)[:, -1],
+                                                               window.window_features(I2, r)[:, -1]))
+    assert "Right" in ch02.check_smallest_window(gap, r)
+    for wrong, hint in [(r - 1, "does not reach"), (r + 1, "not the smallest"), (float(r), "whole number"),
+                        (2 * r + 1, "width 2r \\+ 1")]:
         with pytest.raises(AssertionError, match=hint):
             ch02.check_smallest_window(gap, wrong)
 

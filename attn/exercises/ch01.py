@@ -113,12 +113,21 @@ def check_padding_cost(fraction):
             "utterance's row has no padding"
         )
     if abs(got - expected) > _TOL:
+        for places in (1, 2, 3):
+            if abs(got - round(expected, places)) < 1e-12:
+                hundred = inputs.padding_fraction([6000] + [100] * 9)   # 100 frames a second: also 0.885
+                also = ""
+                if places == 3 and round(hundred, 3) == got:
+                    also = (f" (With 4 places {hundred:.4f} would mean 100 frames a second; only full 25 ms "
+                            "frames count, 1 + (16000 - 400) // 160 in one second.)")
+                raise AssertionError(f"{got} is given to {places} decimal place{'s' if places > 1 else ''}: "
+                                     f"give 4.{also}")
         for short in _NEAR_SHORT:
             if any(abs(got - inputs.padding_fraction([long] + [short] * 9)) <= 5e-5 for long in _NEAR_LONG):
                 if short == 100:
                     raise AssertionError(
-                        f"{got:.4f} counts 100 frames a second, 6000 and 100 frames (or it is rounded to 3 digits: "
-                        "give 4): only full 25 ms frames count, and one second holds 1 + (16000 - 400) // 160 of them"
+                        f"{got:.4f} counts 100 frames a second, 6000 and 100 frames: only full 25 ms frames count, "
+                        "and one second holds 1 + (16000 - 400) // 160 of them"
                     )
                 raise AssertionError(
                     f"{got:.4f} is the padding with {short} frames in each one-second utterance: one second holds "

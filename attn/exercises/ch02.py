@@ -10,59 +10,65 @@ from .. import window
 from ._common import call_without, whole_number
 
 
-def _stack(I, k, mode):
-    """The window columns with the sequence padded by ``np.pad``'s ``mode`` (for the hints)."""
+def _stack(I, r, mode):
+    """The window columns of half-width ``r`` with the sequence padded by ``np.pad``'s ``mode`` (for the hints)."""
     N = I.shape[1]
-    padded = np.pad(I, ((0, 0), (k, k)), mode=mode)
-    return np.concatenate([padded[:, m : m + N] for m in range(2 * k + 1)], axis=0)
+    padded = np.pad(I, ((0, 0), (r, r)), mode=mode)
+    return np.concatenate([padded[:, m : m + N] for m in range(2 * r + 1)], axis=0)
 
 
 def check_window_features(window_features):
-    """Exercise ex-ch02-stack: a function ``window_features(I, k)`` returning ((2k+1) d, N) columns.
+    """Exercise ex-ch02-stack: a function ``window_features(I, r)`` returning ((2r+1) d, N) columns.
 
-    Column i must be [a^{i-k}; ...; a^{i+k}], oldest neighbour first, zeros outside the sequence.
+    Column i must be [a^{i-r}; ...; a^{i+r}], oldest neighbour first, zeros outside the sequence
+    (r is the half-width, ``half_width`` in :mod:`attn.window`). The library's window functions,
+    ``attn.window.window_features`` and ``attn.classifiers.window_frames``, are out of reach.
     """
     rng = np.random.default_rng(2021)
-    for d, N, k in [(1, 3, 1), (2, 4, 1), (3, 5, 2), (2, 3, 4), (3, 6, 0)]:
+    for d, N, r in [(1, 3, 1), (2, 4, 1), (3, 5, 2), (2, 3, 4), (3, 6, 0)]:
         I = rng.normal(size=(d, N))
-        expected = window.window_features(I, k)
+        expected = window.window_features(I, r)
         got = np.asarray(call_without(
-            window_features, "window_features", I, k, forbidden=("attn.window.window_features",),
-            hint="pad I with k zero columns on each side (np.zeros or np.pad) and stack 2k + 1 shifted slices",
+            window_features, "window_features", I, r,
+            forbidden=("attn.window.window_features", "attn.classifiers.window_frames"),
+            hint="pad I with r zero columns on each side (np.zeros or np.pad) and stack 2r + 1 shifted slices",
         ))
         if got.shape != expected.shape:
-            raise AssertionError(f"for I of shape {I.shape} and k = {k} the result needs shape {expected.shape}, got {got.shape}")
+            raise AssertionError(f"for I of shape {I.shape} and r = {r} the result needs shape {expected.shape}, "
+                                 f"got {got.shape}")
         if not np.allclose(got, expected):
-            if np.allclose(got, window.window_features(I[:, ::-1], k)[:, ::-1]):
-                raise AssertionError("the blocks are in the wrong order: the neighbour at offset -k comes first")
+            if np.allclose(got, window.window_features(I[:, ::-1], r)[:, ::-1]):
+                raise AssertionError("the blocks are in the wrong order: the neighbour at offset -r comes first")
             for mode, what in (("edge", "copies of the first and last vectors"), ("wrap", "the sequence wrapped around")):
-                if k > 0 and np.allclose(got, _stack(I, k, mode)):
+                if r > 0 and np.allclose(got, _stack(I, r, mode)):
                     raise AssertionError(f"outside the sequence you used {what}: positions outside the sequence are "
                                          "zero vectors")
-            if np.allclose(got, expected.reshape(2 * k + 1, d, N).transpose(1, 0, 2).reshape(-1, N)):
+            if np.allclose(got, expected.reshape(2 * r + 1, d, N).transpose(1, 0, 2).reshape(-1, N)):
                 raise AssertionError(f"the entries are interleaved: block m (rows m*d ... (m+1)*d - 1, d = {d}) must "
                                      "hold one whole neighbour; stack the vectors one under the other")
             raise AssertionError(
-                f"wrong values for I of shape {I.shape}, k = {k}: block m of column i is a^(i + m - k), "
+                f"wrong values for I of shape {I.shape}, r = {r}: block m of column i is a^(i + m - r), "
                 "or zeros when that position is outside the sequence"
             )
     return "Right: each column is the window around its position, padded with zeros."
 
 
-def check_smallest_window(gap, k):
-    """Exercise ex-ch02-reach: the smallest half-width k that tells the two sentences of
+def check_smallest_window(gap, r):
+    """Exercise ex-ch02-reach: the smallest half-width r that tells the two sentences of
     ``window.long_range_pair(gap)`` apart at their last word."""
     past, present, _, _ = window.long_range_pair(gap)
     expected = len(past) - 1
-    if isinstance(k, bool) or not isinstance(k, (int, np.integer)):
-        raise AssertionError(f"k is a whole number of positions, got {k!r}")
-    if k < expected:
-        raise AssertionError(f"with k = {k} the window around the last word does not reach the first word, where the sentences differ")
-    if k == 2 * expected + 1:
-        raise AssertionError(f"{k} is the window's width 2k + 1: the question asks for the half-width k")
-    if k > expected:
-        raise AssertionError(f"k = {k} works but is not the smallest: the first word is {expected} positions before the last")
-    return f"Right: k = {expected}; a window of 2k + 1 = {2 * expected + 1} vectors, for a sentence of {len(past)} words."
+    if isinstance(r, bool) or not isinstance(r, (int, np.integer)):
+        raise AssertionError(f"r is a whole number of positions, got {r!r}")
+    if r < expected:
+        raise AssertionError(f"with r = {r} the window around the last word does not reach the first word, "
+                             "where the sentences differ")
+    if r == 2 * expected + 1:
+        raise AssertionError(f"{r} is the window's width 2r + 1: the question asks for the half-width r")
+    if r > expected:
+        raise AssertionError(f"r = {r} works but is not the smallest: the first word is {expected} positions "
+                             "before the last")
+    return f"Right: r = {expected}; a window of 2r + 1 = {2 * expected + 1} vectors, for a sentence of {len(past)} words."
 
 
 def check_hw2_first_layer(count):
