@@ -45,6 +45,29 @@ def test_softmax_backward_refuses_the_library_function():
     assert "Right:" in ch10.check_softmax_backward(softmax_backward_reference)
 
 
+def test_softmax_backward_refuses_the_private_helper():
+    """The unchecked helper behind softmax_columns_backward, as attn.backprop and attn.pooling bind it."""
+    import importlib
+
+    helpers = []
+    for name in ("attn.backprop", "attn.pooling"):
+        try:
+            module = importlib.import_module(name)
+        except ImportError:
+            continue
+        if hasattr(module, "_softmax_backward"):
+            helpers.append(module)
+    assert helpers
+    readers = [m._softmax_backward for m in helpers]
+    readers += [(lambda m: lambda A_prime, dA_prime: m._softmax_backward(A_prime, dA_prime))(m) for m in helpers]
+    for reader in readers:
+        with pytest.raises(AssertionError, match=r"^backward calls attn\.\w+\._softmax_backward, which this "
+                                                 r"exercise asks you to do without"):
+            ch10.check_softmax_backward(reader)
+    assert all(m._softmax_backward.__name__ == "_softmax_backward" for m in helpers)  # restored
+    assert "Right:" in ch10.check_softmax_backward(softmax_backward_reference)
+
+
 @pytest.mark.parametrize("wrong, hint", [
     (lambda A_prime, dA_prime: A_prime * dA_prime, "is missing"),
     (lambda A_prime, dA_prime: A_prime * (dA_prime - (A_prime * dA_prime).sum(axis=1, keepdims=True)),

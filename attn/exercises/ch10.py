@@ -13,8 +13,10 @@ from ..core import softmax
 from ._common import call_student, call_without, whole_number
 
 
-#: The library's column-softmax gradient, wherever it is bound (its module may move; a missing name is skipped).
-_SOFTMAX_BACKWARDS = ("attn.train.softmax_columns_backward", "attn.backprop.softmax_columns_backward")
+#: The library's column-softmax gradient, wherever it is bound (its module may move; a missing name is skipped),
+#: public or private (the unchecked helper behind it, also imported by attn.pooling).
+_SOFTMAX_BACKWARDS = ("attn.train.softmax_columns_backward", "attn.backprop.softmax_columns_backward",
+                      "attn.backprop._softmax_backward", "attn.pooling._softmax_backward")
 
 
 def _random_column_softmax(seed, N):
