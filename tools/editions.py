@@ -34,6 +34,10 @@ TERM_TABLE = {
     "查詢": "查询",  # OpenCC: 查找
     "投影片": "幻灯片",  # OpenCC: 投视频
     "程式行": "代码行",
+    "行程式碼": "行代码",  # a line of code (一行程式碼), not a column
+    "列印": "打印",  # to print, not a row
+    "印出來": "打印出来", "印出的": "打印出的",
+    "zip 檔": "zip 文件",
     "正規化": "归一化",  # OpenCC: 范式
     "儲存格": "单元格",  # OpenCC: 保存格
     "變異數": "方差",
@@ -85,6 +89,7 @@ ZH_CN_OVERRIDES = {
     ("glossary.po", "The examples the weights are learned from. On the mainland 资料 means documents, so data is 数据 "
                     "there."):
         "用来学习权重的样本。台湾把 data 称为「资料」，大陆写作「数据」（在大陆，「资料」多指文献、材料）。",
+    ("ui.po", "Link to this heading"): "链接到此标题",  # derived, 連結 would read as a graph's 连接
 }
 # The book's title in each edition (the English one is _config.yml's). "Column" is 行 in Taiwan, 列 on the mainland.
 TITLES = {"zh_TW": "自注意力機制，一行一行算"}
