@@ -7,6 +7,7 @@ fail until it is translated again (CONTRIBUTING.md says how).
 
 import re
 from collections import Counter
+from pathlib import Path
 
 import pytest
 from babel.messages.pofile import read_po
@@ -21,6 +22,10 @@ MATH = re.compile(r"\$\$.*?\$\$|\$[^$\n]+\$", re.S)
 # A MyST role ({ref}`target`) or an inline code span, read left to right so that `{ref}` in code stays code.
 ROLE_OR_CODE = re.compile(r"\{(\w+)\}`([^`]*)`|(`[^`]+`)")
 NUMBER = re.compile(r"\d+(?:\.\d+)?")
+# A count in millions, as English writes it ("36 million", "9, 30 and 90 million") and as Chinese does (3600 萬, 3 億).
+MILLIONS = re.compile(r"((?:\d+(?:\.\d+)?, )*\d+(?:\.\d+)?(?:,? and \d+(?:\.\d+)?)?) million\b")
+CHINESE_COUNT = re.compile(r"(\d+(?:\.\d+)?) ?([萬万億亿])")
+SCALE = {"萬": 10**4, "万": 10**4, "億": 10**8, "亿": 10**8}
 
 
 def catalog(lang, page):
@@ -44,7 +49,21 @@ def invariants(text):
     rest = ROLE_OR_CODE.sub(" ", text)
     math = MATH.findall(rest)
     rest = MATH.sub(" ", rest)
+    # Counts in millions become plain numbers, so that "36 million" and "3600 萬" keep the same number.
+    rest = MILLIONS.sub(lambda m: " ".join(_plain(float(n) * 10**6) for n in NUMBER.findall(m.group(1))), rest)
+    rest = CHINESE_COUNT.sub(lambda m: _plain(float(m.group(1)) * SCALE[m.group(2)]), rest)
     return Counter(math), Counter(code), Counter(roles), Counter(NUMBER.findall(rest))
+
+
+def _plain(value):
+    return f"{value:.0f}" if value == int(value) else f"{value:g}"
+
+
+def test_counts_in_millions_are_compared_by_value():
+    assert invariants("36 million entries")[3] == invariants("3600 萬個元素")[3]
+    assert invariants("9, 30 and 90 million images")[3] == invariants("900 萬、3000 萬與 9000 萬張")[3]
+    assert invariants("1.3 million")[3] == invariants("130 萬")[3] != invariants("1.3 百萬")[3]
+    assert invariants("300 million")[3] == invariants("3 億張")[3] != invariants("300 萬")[3]
 
 
 def test_both_editions_have_every_page():
@@ -116,3 +135,85 @@ def test_row_and_column_swap_between_the_editions():
     # Taiwan: 列 = row, 行 = column; the mainland the other way round. 序列 (sequence) is neither.
     assert to_simplified("第 2 列是一個列向量，第 3 行是一個行向量；序列") == "第 2 行是一个行向量，第 3 列是一个列向量；序列"
     assert to_simplified("查詢向量") == "查询向量"  # OpenCC's tw2sp alone writes 查找矢量
+
+
+def _prose(text):
+    """A message without its maths, inline code and roles (where English words are allowed to stay)."""
+    return MATH.sub(" ", ROLE_OR_CODE.sub(" ", text))
+
+
+def taiwan_only_words(path=ROOT / "tools" / "taiwan_only.txt"):
+    """The Taiwan-only words (compiled patterns) that the zh_CN catalogs must not hold."""
+    words = []
+    for line in path.read_text(encoding="utf-8").splitlines():
+        line = line.strip()
+        if line and not line.startswith("#"):
+            words.append(re.compile(line[3:].strip() if line.startswith("re:") else re.escape(line)))
+    return words
+
+
+def test_the_taiwan_only_list_catches_what_it_lists():
+    words = taiwan_only_words()
+    assert len(words) >= 80
+    found = lambda text: [w.pattern for w in words if w.search(text)]  # noqa: E731
+    assert found("预设值") and found("平行计算") and found("对角在线") and found("98 个帧")
+    assert not found("平行直线、测试套件、在线 softmax、放在线索上、个人资料、参考资料、对角线上")
+
+
+@pytest.mark.parametrize("page", PAGES, ids=str)
+def test_zh_cn_holds_no_taiwan_only_word(page):
+    words = taiwan_only_words()
+    for m in messages("zh_CN", page):
+        hits = [w.pattern for w in words if w.search(_prose(m.string))]
+        assert not hits, f"zh_CN/{page}: Taiwan usage {hits} in {m.string[:80]!r} (extend TERM_TABLE, re-derive)"
+
+
+def test_zh_cn_overrides_are_not_stale():
+    from editions import ZH_CN_OVERRIDES
+
+    for (page, msgid), text in ZH_CN_OVERRIDES.items():
+        assert msgid in {m.id for m in messages("zh_TW", page)}, f"the zh_CN override of {page} {msgid[:60]!r} is stale"
+        assert text in {m.string for m in messages("zh_CN", page)}, f"zh_CN/{page} does not hold its override"
+
+
+@pytest.mark.parametrize("lang", LANGS)
+@pytest.mark.parametrize("page", PAGES, ids=str)
+def test_no_translation_reads_as_a_list(lang, page):
+    # Sphinx parses each translation on its own: "1. 輸入與輸出" is a numbered list, and Sphinx then keeps the
+    # English paragraph (the home page's chapter table). Write "1\\. " in the catalog.
+    for m in messages(lang, page):
+        assert not re.match(r"(\d+[.)]|[-*+]) ", m.string), f"{lang}/{page}: read as a list: {m.string[:60]!r}"
+
+
+@pytest.mark.parametrize("page", PAGES, ids=str)
+def test_zh_tw_uses_one_word_per_concept(page):
+    for m in messages("zh_TW", page):
+        if m.id.startswith("\n"):
+            continue  # a display-maths block
+        english, chinese = _prose(m.id), _prose(m.string)
+        if re.search(r"\bbias", english):
+            assert "偏差" not in chinese, f"zh_TW/{page}: a bias is 偏置 (偏差 is statistical bias): {m.string[:60]!r}"
+        if re.search(r"\bmillion", english):
+            assert "百萬" not in chinese, f"zh_TW/{page}: count in 萬 and 億, not 百萬: {m.string[:60]!r}"
+        if re.search(r"\bmachine bound\b", english):
+            assert "上限" not in chinese, f"zh_TW/{page}: t_min is the shortest time, 機器極限: {m.string[:60]!r}"
+        if re.search(r"\btokens?\b", english):
+            assert not re.search(r"\btokens?\b", chinese), f"zh_TW/{page}: a token is 詞元: {m.string[:60]!r}"
+        assert "程式行" not in chinese, f"zh_TW/{page}: 一行程式碼, not 程式行: {m.string[:60]!r}"
+        if re.search(r"\bcells?\b", english) and "程式碼區塊" in chinese:
+            raise AssertionError(f"zh_TW/{page}: a notebook cell is 儲存格: {m.string[:60]!r}")
+
+
+def test_every_figure_alt_text_is_a_translated_message():
+    from edition_i18n import notebook_alt_texts
+
+    notebooks = sorted((ROOT / "chapters").glob("*.ipynb"))
+    assert notebooks
+    count = 0
+    for notebook in notebooks:
+        page = Path("chapters") / notebook.with_suffix(".po").name
+        translated = {m.id: m.string for m in messages("zh_TW", page)}
+        for alt, _ in notebook_alt_texts(notebook):
+            count += 1
+            assert re.search(r"[\u4e00-\u9fff]", translated.get(alt, "")), f"zh_TW/{page}: alt text not translated: {alt[:60]!r}"
+    assert count >= 30, f"only {count} alt texts in the chapters"

@@ -77,3 +77,62 @@ def test_simplified_edition_shows_no_traditional_only_characters(site):
         chinese = "".join(re.findall(r"[\u4e00-\u9fff]+", text))
         changed = sorted({a for a, b in zip(chinese, t2s.convert(chinese)) if a != b})
         assert not changed, f"zh_CN/{page} shows Traditional characters: {changed[:20]}"
+
+
+def _html_without_scripts(page):
+    return re.sub(r"<(script|style)\b.*?</\1>", " ", page.read_text(encoding="utf-8"), flags=re.S)
+
+
+def _pages(site, edition):
+    return [site / edition / page for page in edition_pages(site, edition)]
+
+
+# The words of the page frame (the themes', the extensions' and the book's own) that an edition must show in its
+# language. myst-nb's aria-label "Toggle hidden content" on a folded cell is not here: _static/accessible-names.js
+# removes it in the browser, so that the toggle is named by the (translated) words it shows.
+UI_WORDS = [
+    'aria-label="Color mode"', 'title="System Settings"', 'title="Toggle primary sidebar"',
+    'title="Toggle secondary sidebar"', 'aria-label="Main"', 'aria-label="Editions"', "Show code cell source",
+    "Hide code cell source", "Solution to", ">Exercise ", "Link to this heading", "Download the book as PDF",
+    "Download every chapter", ">The lecture<", ">Beyond the lecture<", ">Reference<", "companion authors",
+    "Copyright", "Search this book", "previous page", "next page", "Skip to main content", "Back to top",
+]
+
+
+@pytest.mark.parametrize("edition", TRANSLATIONS)
+def test_no_english_words_in_the_page_frame(site, edition):
+    found = {}
+    for page in _pages(site, edition):
+        html = _html_without_scripts(page)
+        for word in UI_WORDS:
+            if word in html:
+                found.setdefault(word, page.name)
+    assert not found, f"{edition}: English words of the page frame (word: first page): {found}"
+
+
+@pytest.mark.parametrize("edition", TRANSLATIONS)
+def test_a_prime_stays_a_prime(site, edition):
+    # Smartquotes would turn the ' of N' and A' into a closing quote: 』 in a zh_TW font, ’ in zh_CN.
+    for page in _pages(site, edition):
+        bad = re.findall(r"\w[』’]", _html_without_scripts(page))
+        assert not bad, f"{edition}/{page.name}: a prime drawn as a quote: {bad[:5]}"
+
+
+@pytest.mark.parametrize("edition", TRANSLATIONS)
+def test_every_figure_is_described_in_the_edition_language(site, edition):
+    count = 0
+    for page in _pages(site, edition):
+        for img in re.findall(r"<img\b[^>]*>", _html_without_scripts(page)):
+            alt = re.search(r'\balt="([^"]*)"', img)
+            assert alt and re.search(r"[\u4e00-\u9fff]", alt.group(1)), f"{edition}/{page.name}: {img[:120]}"
+            count += 1
+    assert count >= 30, f"{edition}: only {count} figures"
+
+
+@pytest.mark.parametrize("edition", TRANSLATIONS)
+def test_captions_and_chapter_table_are_translated(site, edition):
+    html = (site / edition / "intro.html").read_text(encoding="utf-8")
+    captions = re.findall(r'class="caption-text">([^<]*)<', html)
+    assert len(captions) >= 3 and all(re.search(r"[\u4e00-\u9fff]", c) for c in captions), captions
+    chapters = re.findall(r"<td><p>(\d+\. [^<]*)</p>", html)
+    assert len(chapters) >= 10 and all(re.search(r"[\u4e00-\u9fff]", c) for c in chapters), chapters

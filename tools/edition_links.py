@@ -17,6 +17,10 @@ def edition_href(pagename, here, there):
     return f"{root}{'' if there == 'en' else there + '/'}{pagename}.html"
 
 
+# The bar's accessible name in each edition.
+BAR_NAMES = {"en": "Editions", "zh_TW": "版本", "zh_CN": "版本"}
+
+
 def edition_bar(pagename, here):
     """The HTML of the bar for one page."""
     items = []
@@ -26,7 +30,8 @@ def edition_bar(pagename, here):
         else:
             href = escape(edition_href(pagename, here, lang))
             items.append(f'<a href="{href}" hreflang="{lang.replace("_", "-")}" lang="{lang.replace("_", "-")}">{name}</a>')
-    return f'<nav class="edition-links" aria-label="Editions">{" · ".join(items)}</nav>\n'
+    name = BAR_NAMES.get(here, BAR_NAMES["en"])
+    return f'<nav class="edition-links" aria-label="{name}">{" · ".join(items)}</nav>\n'
 
 
 def _add_bar(app, pagename, templatename, context, doctree):

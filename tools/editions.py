@@ -34,6 +34,10 @@ TERM_TABLE = {
     "查詢": "查询",  # OpenCC: 查找
     "投影片": "幻灯片",  # OpenCC: 投视频
     "程式行": "代码行",
+    "行程式碼": "行代码",  # a line of code (一行程式碼), not a column
+    "列印": "打印",  # to print, not a row
+    "印出來": "打印出来", "印出的": "打印出的",
+    "zip 檔": "zip 文件",
     "正規化": "归一化",  # OpenCC: 范式
     "儲存格": "单元格",  # OpenCC: 保存格
     "變異數": "方差",
@@ -56,10 +60,47 @@ TERM_TABLE = {
     "訓練資料": "训练数据",
     "測試資料": "测试数据",
     "資料": "数据",
+    # OpenCC reads 線上 as "online" (在线) even inside a line: 對角線上 would become 对角在线.
+    "對角線上": "对角线上", "虛線上": "虚线上", "直線上": "直线上", "曲線上": "曲线上", "點線上": "点线上",
+    "的線上升": "的线上升",
+    "建立在": "建立在",  # OpenCC: 创建在 (built on)
+    # A graph's links are 连接 (OpenCC: 链接, a web link); the page's own links stay 链接.
+    "連結": "连接", "章節間連結": "章节间链接", "顯示為連結": "显示为链接", "超連結": "超链接",
+    # 平行 is geometry (平行直線); parallel computation is 并行 on the mainland.
+    "平行計算": "并行计算", "平行執行": "并行执行", "平行進行": "并行进行", "平行運作": "并行运作",
+    "平行步數": "并行步数", "平行形式": "并行形式", "平行處理": "并行处理",
+    "沿著鍵串流": "沿键分块流式计算",
+    # A frame of speech: 98 帧, not 98 个帧.
+    "這個音框": "这一帧", "每個音框": "每帧", "個音框": "帧", "音框": "帧",
+    # Taiwan's words for the mainland's.
+    "預設": "默认", "回傳": "返回", "建置": "构建", "建構": "构建", "透過": "通过", "量測": "测量",
+    "實務上": "实际中", "最小平方法": "最小二乘法", "最小平方": "最小二乘", "相依圖": "依赖图", "相依": "依赖",
+    "循序": "串行", "單一個": "单个", "依序": "依次",
+    "區塊": "块", "Transformer 區塊": "Transformer 模块", "這種區塊": "这种模块", "解答區塊": "解答部分",
+    "分群": "聚类", "彈性": "灵活性", "語者": "说话人", "主詞": "主语", "代名詞": "代词", "語意": "语义",
+    "文法": "语法", "碼表": "秒表", "碼錶": "秒表", "指令": "命令", "測試套件": "测试套件", "額外套件組": "额外依赖组", "套件": "包", "印成": "打印成", "筆電": "笔记本电脑",
+    "身分": "身份", "帳號": "账号", "座標": "坐标", "分頁": "标签页", "交叉參照": "交叉引用", "印出": "打印",
+    "離線": "离线",  # OpenCC: 脱机
+    "成長": "增长", "份量": "分量", "灰階": "灰度",
+    "融合核心": "融合内核", "橘色": "橙色", "面板": "子图", "散布圖": "散点图", "長條圖": "条形图",
+}
+# zh_CN messages written for the mainland reader rather than derived: {(catalog, msgid): zh_CN msgstr}.
+# tests/test_editions.py checks that each msgid still exists (an override of a changed message is stale).
+ZH_CN_OVERRIDES = {
+    ("glossary.po", "The examples the weights are learned from. On the mainland 资料 means documents, so data is 数据 "
+                    "there."):
+        "用来学习权重的样本。台湾把 data 称为「资料」，大陆写作「数据」（在大陆，「资料」多指文献、材料）。",
+    ("ui.po", "Link to this heading"): "链接到此标题",  # derived, 連結 would read as a graph's 连接
 }
 # The book's title in each edition (the English one is _config.yml's). "Column" is 行 in Taiwan, 列 on the mainland.
 TITLES = {"zh_TW": "自注意力機制，一行一行算"}
 SEARCH_TEXT = {"zh_TW": "搜尋本書……"}
+# Words of the page frame that come from configuration, not from a page: the footer's author line and the toggle of
+# a folded code cell (myst-nb's prompts). zh_CN derives from zh_TW unless it is given here.
+SETTINGS = {
+    "zh_TW": {"author": "本書作者群", "nb_code_prompt_show": "顯示程式碼", "nb_code_prompt_hide": "隱藏程式碼"},
+    "zh_CN": {"author": "本书作者"},
+}
 _SWAP = str.maketrans({"列": "行", "行": "列"})
 
 
@@ -125,8 +166,11 @@ def derive(lang_from="zh_TW", lang_to="zh_CN"):
         with po.open("rb") as f:
             catalog = read_po(f, locale=lang_from)
         catalog.locale = lang_to
+        rel = po.relative_to(LOCALES / lang_from / "LC_MESSAGES").as_posix()
         for message in catalog:
-            if message.id and message.string:
+            if message.id and (rel, message.id) in ZH_CN_OVERRIDES:
+                message.string = ZH_CN_OVERRIDES[rel, message.id]
+            elif message.id and message.string:
                 message.string = to_simplified(message.string, converter, pairs)
         buffer = io.BytesIO()
         write_po(buffer, catalog, width=0, omit_header=False, sort_output=False, include_previous=False)
@@ -158,7 +202,11 @@ def build(lang):
     sys.path.insert(0, str(ROOT / "tools"))  # where _config.yml's local_extensions live (conf.py omits it)
     title = TITLES.get(lang) or to_simplified(TITLES["zh_TW"])
     search = SEARCH_TEXT.get(lang) or to_simplified(SEARCH_TEXT["zh_TW"])
-    return build_main(["-b", "html", "-W", "-n", "--keep-going", "-q", "-D", f"language={lang}",
+    settings = {key: SETTINGS.get(lang, {}).get(key) or to_simplified(value) for key, value in SETTINGS["zh_TW"].items()}
+    # smartquotes off: it writes the prime of N' and A' as a closing quote, which a Chinese font draws as 』 (zh_TW)
+    # or ’; Chinese prose here uses full-width quotes 「」 and “” typed as such, so nothing is lost.
+    options = ["-D", "smartquotes=0", *[a for key, value in settings.items() for a in ("-D", f"{key}={value}")]]
+    return build_main(["-b", "html", "-W", "-n", "--keep-going", "-q", "-D", f"language={lang}", *options,
                        "-D", f"html_title={title}", "-D", f"project={title}",
                        "-D", f"html_theme_options.search_bar_text={search}",
                        "-d", str(ROOT / "_build" / "doctrees" / lang),
