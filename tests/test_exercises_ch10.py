@@ -161,26 +161,27 @@ def smallest_window_reference():
     from attn import train
 
     _, test_set = train.default_data("cue")
-    k = next(k for k in range(0, 40) if D.window_ceiling(test_set, k) >= 0.95)
-    return k, sum(v.size for v in train.init_window_model(0, half_width=k).values())
+    r = next(r for r in range(0, 40) if D.window_ceiling(test_set, r) >= 0.95)
+    return r, sum(v.size for v in train.init_window_model(0, half_width=r).values())
 
 
 def test_window_size_reference_passes():
-    k, n_params = smallest_window_reference()
-    assert (k, n_params) == (9, 2718)  # the figures chapter 10's solution prints
-    assert ch10.check_window_size(k, n_params).startswith("Right: k = 9, a window of 19 words, and 2718 parameters")
+    r, n_params = smallest_window_reference()
+    assert (r, n_params) == (9, 2718)  # the figures chapter 10's solution prints
+    assert ch10.check_window_size(r, n_params).startswith("Right: r = 9, a window of 19 words, and 2718 parameters")
+    assert ch10.check_window_size(r, n_params).endswith("times the chapter's window tagger (r = 2).")
     assert ch10.check_window_size(9.0, 2718.0).startswith("Right:")
 
 
 @pytest.mark.parametrize("answer, hint", [
-    ((8, 2718), r"with k = 8 the ceiling on test_set is 0.93\d\d, below 0.95"),
-    ((10, 2718), r"not the smallest: k = 9 reaches it already \(0.95"),
-    ((100, 2718), "not the smallest: k = 99 reaches it already$"),
-    ((19, 2718), r"the window's width 2k \+ 1"),
-    ((-1, 2718), "0 or more"),
+    ((8, 2718), r"with r = 8 the ceiling on test_set is 0.93\d\d, below 0.95"),
+    ((10, 2718), r"not the smallest: r = 9 reaches it already \(0.95"),
+    ((100, 2718), "not the smallest: r = 99 reaches it already$"),
+    ((19, 2718), r"the window's width 2r \+ 1: the question asks for the half-width r"),
+    ((-1, 2718), "r = -1: a half-width counts words on each side, so it is 0 or more"),
     ((9, 2718.5), "not a whole number"),
     ((9.5, 2718), "not a whole number"),
-    (("9", 2718), "k should be a whole number"),
+    (("9", 2718), "r should be a whole number"),
     ((9, 2718 - 22), "biases b1 and b2"),
     ((9, 2718 - 8 * 21), "word embeddings W_emb"),
     ((9, 5), "counts the weight arrays"),
@@ -191,9 +192,9 @@ def test_window_size_wrong_answers_fail(answer, hint):
         ch10.check_window_size(*answer)
 
 
-def test_window_size_k2_parameter_count_gets_a_hint():
+def test_window_size_r2_parameter_count_gets_a_hint():
     from attn import train
 
-    size_k2 = sum(v.size for v in train.init_window_model(0, half_width=2).values())
-    with pytest.raises(AssertionError, match="the chapter's tagger with k = 2"):
-        ch10.check_window_size(9, size_k2)
+    size_r2 = sum(v.size for v in train.init_window_model(0, half_width=2).values())
+    with pytest.raises(AssertionError, match="the chapter's tagger with r = 2: build the model for your r"):
+        ch10.check_window_size(9, size_r2)

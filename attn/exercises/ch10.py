@@ -174,48 +174,48 @@ def _test_set_ceilings():
 CEILING_TARGET = 0.95
 
 
-def check_window_size(k, n_params):
-    """Check the smallest half-width k whose window ceiling on the chapter's test set reaches 0.95,
-    and the number of parameters ``train.init_window_model(0, half_width=k)`` gives that window.
+def check_window_size(r, n_params):
+    """Check the smallest half-width r whose window ceiling on the chapter's test set reaches 0.95,
+    and the number of parameters ``train.init_window_model(0, half_width=r)`` gives that window.
 
     Parameters
     ----------
-    k : int
-        The half-width: the window sees the words i - k ... i + k.
+    r : int
+        The half-width: the window sees the words i - r ... i + r, a window of 2r + 1 words.
     n_params : int
-        The total size of the window tagger's parameters for that k (defaults otherwise).
+        The total size of the window tagger's parameters for that r (defaults otherwise).
 
     Returns
     -------
     str
         A short confirmation.
     """
-    k = whole_number("k", k)
+    r = whole_number("r", r)
     n_params = whole_number("n_params", n_params)
     ceilings = _test_set_ceilings()
-    right_k = min(w for w, c in ceilings.items() if c >= CEILING_TARGET)
-    if k < 0:
-        raise AssertionError(f"k = {k}: a half-width counts words on each side, so it is 0 or more")
-    if k != right_k:
-        if k == 2 * right_k + 1:
-            raise AssertionError(f"{k} is the window's width 2k + 1: the question asks for the half-width k")
-        if k < right_k:
+    right_r = min(w for w, c in ceilings.items() if c >= CEILING_TARGET)
+    if r < 0:
+        raise AssertionError(f"r = {r}: a half-width counts words on each side, so it is 0 or more")
+    if r != right_r:
+        if r == 2 * right_r + 1:
+            raise AssertionError(f"{r} is the window's width 2r + 1: the question asks for the half-width r")
+        if r < right_r:
             raise AssertionError(
-                f"with k = {k} the ceiling on test_set is {ceilings[k]:.4f}, below {CEILING_TARGET}: try larger k"
+                f"with r = {r} the ceiling on test_set is {ceilings[r]:.4f}, below {CEILING_TARGET}: try larger r"
             )
-        below = f" ({ceilings[k - 1]:.4f})" if k - 1 in ceilings else ""
-        raise AssertionError(f"k = {k} reaches {CEILING_TARGET} but is not the smallest: k = {k - 1} reaches it "
-                             f"already{below}")  # the ceiling never falls as k grows
-    sizes = {w: sum(v.size for v in train.init_window_model(0, half_width=w).values()) for w in (right_k, 2)}
-    if n_params == sizes[right_k]:
-        return (f"Right: k = {right_k}, a window of {2 * right_k + 1} words, and {sizes[right_k]} parameters, "
-                f"{sizes[right_k] / sizes[2]:.1f} times the chapter's window tagger (k = 2).")
+        below = f" ({ceilings[r - 1]:.4f})" if r - 1 in ceilings else ""
+        raise AssertionError(f"r = {r} reaches {CEILING_TARGET} but is not the smallest: r = {r - 1} reaches it "
+                             f"already{below}")  # the ceiling never falls as r grows
+    sizes = {w: sum(v.size for v in train.init_window_model(0, half_width=w).values()) for w in (right_r, 2)}
+    if n_params == sizes[right_r]:
+        return (f"Right: r = {right_r}, a window of {2 * right_r + 1} words, and {sizes[right_r]} parameters, "
+                f"{sizes[right_r] / sizes[2]:.1f} times the chapter's window tagger (r = 2).")
     if n_params == sizes[2]:
         raise AssertionError(
-            f"{n_params} is the chapter's tagger with k = 2: build the model for your k, "
-            f"train.init_window_model(0, half_width={right_k})"
+            f"{n_params} is the chapter's tagger with r = 2: build the model for your r, "
+            f"train.init_window_model(0, half_width={right_r})"
         )
-    params = train.init_window_model(0, half_width=right_k)
+    params = train.init_window_model(0, half_width=right_r)
     if n_params == sum(v.size for name, v in params.items() if v.ndim == 2):
         raise AssertionError(f"{n_params} counts the weight matrices only: the biases b1 and b2 are learned too")
     if n_params == sum(v.size for name, v in params.items() if name != "W_emb"):
@@ -223,6 +223,6 @@ def check_window_size(k, n_params):
     if n_params == len(params):
         raise AssertionError(f"{n_params} counts the weight arrays: add up their sizes, sum(v.size for v in params.values())")
     raise AssertionError(
-        f"k = {right_k} is right; the parameters are not {n_params}: add up the sizes of every array that "
-        f"train.init_window_model(0, half_width={right_k}) returns"
+        f"r = {right_r} is right; the parameters are not {n_params}: add up the sizes of every array that "
+        f"train.init_window_model(0, half_width={right_r}) returns"
     )
