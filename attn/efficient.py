@@ -450,7 +450,7 @@ def truncated_attention(Q, K, V, *, width, scale=1.0, block=256):
     -----
     A block of b queries starting at s needs keys s - width ... s + b - 1 + width, so it
     computes b (b + 2 width) scores; over the whole sequence that is about N (block + 2 width),
-    linear in N for a fixed width (lecture part 下, slide 33).
+    linear in N for a fixed width (lecture part 下, slides 31-34).
     """
     Q, K, V, dt = _check_qkv(Q, K, V)
     width = check_count("width", width, 0)

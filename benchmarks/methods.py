@@ -2,7 +2,14 @@
 
 Every method is built by :func:`build` in the process that times or measures it, so one
 process only ever holds one method's threads: numpy's BLAS (OpenBLAS) threads or PyTorch's
-OpenMP threads, never both spinning on the same cores.
+OpenMP threads, never both spinning on the same cores. The one exception is the paired ratio
+(``python -m benchmarks.probe ratio N``), which builds the chunked call and PyTorch's fused
+kernel in one process so that both see the same spell of the machine; it runs with
+``OMP_WAIT_POLICY=PASSIVE``, so PyTorch's idle OpenMP threads sleep instead of spinning.
+
+Every method gets ``THREADS`` threads, however it uses them, whatever the machine's core count
+(recorded beside the results); chunked attention is called with ``threads=THREADS``, which is
+its call with no options on a machine with ``THREADS`` cores.
 """
 
 import numpy as np
@@ -15,8 +22,9 @@ THREADS = 2  # every method may use two threads, however it uses them
 # name -> (what it is, BLAS threads per call, Python threads); torch methods use torch's own threads
 METHODS = {
     "naive": ("attn.efficient.matrix_attention: the lean matrix form, all of A' in memory", THREADS, 1),
-    "chunked": ("attn.chunked_attention(Q, K, V, scale=s), the default call: a thread per core, each taking "
-                "whole heads, BLAS held to one thread by the function itself", THREADS, THREADS),
+    "chunked": ("attn.chunked_attention(Q, K, V, scale=s, threads=2): two Python threads, each taking whole "
+                "heads, BLAS held to one thread by the function itself (the call with no options on two cores)",
+                THREADS, THREADS),
     "chunked_one_thread": ("attn.chunked_attention(..., threads=1): one Python thread, BLAS threads the products",
                            THREADS, 1),
     "streaming": ("attn.streaming_attention with its defaults (block 512, key_block 1024)", THREADS, 1),
@@ -68,7 +76,7 @@ def build(method, Q, K, V, *, block=None):
         return (lambda: eff.matrix_attention(Q, K, V, scale=SCALE)), np.asarray
     blocks = {} if block is None else {"block": block}  # None: the function's default
     if method == "chunked":
-        return (lambda: eff.chunked_attention(Q, K, V, scale=SCALE, **blocks)), np.asarray
+        return (lambda: eff.chunked_attention(Q, K, V, scale=SCALE, threads=THREADS, **blocks)), np.asarray
     if method == "chunked_one_thread":
         return (lambda: eff.chunked_attention(Q, K, V, scale=SCALE, threads=1, **blocks)), np.asarray
     if method == "streaming":

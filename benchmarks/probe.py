@@ -123,7 +123,10 @@ def check(N):
 
 
 def ratio(N, rounds=5, best_of=3):
-    """The default call of attn.chunked_attention against PyTorch's fused kernel, both in this one process.
+    """attn.chunked_attention (threads=THREADS) against PyTorch's fused kernel, both in this one process.
+
+    The only probe that holds two methods; run.py starts it with OMP_WAIT_POLICY=PASSIVE, so
+    PyTorch's OpenMP threads sleep while chunked attention's threads run.
 
     Each round times the best of ``best_of`` calls of each, one after the other, and divides:
     a slow spell of the machine hits both of a round's times. Returns every round's ratio.
@@ -140,7 +143,8 @@ def ratio(N, rounds=5, best_of=3):
         t_torch, _ = _best(fused, best_of)
         t_ours, _ = _best(ours, best_of)
         rows.append({"chunked_s": t_ours, "torch_s": t_torch, "ratio": t_ours / t_torch})
-    return {"N": N, "rounds": rows, "best_of": best_of, "torch_threads": torch.get_num_threads()}
+    return {"N": N, "rounds": rows, "best_of": best_of, "torch_threads": torch.get_num_threads(),
+            "chunked_threads": THREADS}
 
 
 def main(argv):

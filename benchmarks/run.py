@@ -7,7 +7,8 @@ Run from the repository's top folder (``make bench`` installs the ``bench`` extr
 
 Setting: float32, h = 8 heads, d_k = d_v = 64, scale = 1/8, two threads for every method.
 
-How it measures (every number comes from a fresh process that holds only one method):
+How it measures (every number comes from a fresh process that holds only one method, except
+the paired ratio below, which holds two):
 
 * yardsticks: numpy's float32 matrix product (2048^3, two BLAS threads, best of 9), PyTorch's
   (same, two threads), numpy's float32 exp rate on one thread (values in [-20, 0]);
@@ -24,15 +25,18 @@ How it measures (every number comes from a fresh process that holds only one met
 * memory: peak growth of resident memory (VmHWM) during one call, in a fresh process after a
   small warm-up call; the same measure for numpy and PyTorch; and at N = 16384 the extra
   memory (growth minus the output) of the exact methods that never hold N x N;
-* the paired ratio at N = 4096 and 8192: in one process, rounds of (best of 3 calls of
-  PyTorch's fused kernel, best of 3 default calls of attn.chunked_attention), one ratio per round;
+* the paired ratio at N = 4096 and 8192: in one process that holds both methods, rounds of
+  (best of 3 calls of PyTorch's fused kernel, best of 3 calls of attn.chunked_attention with
+  threads=2), one ratio per round; the process runs with OMP_WAIT_POLICY=PASSIVE so that
+  PyTorch's idle OpenMP threads sleep rather than spin while chunked attention runs;
 * which scaled_dot_product_attention backend PyTorch chooses on its own for 4-D and 3-D
   tensors at every N (torch._fused_sdp_choice); the timed 3-D row forces MATH.
 
 The machine must be otherwise idle. The run records the load average before and after and the
 share of the cores other processes used during it (from /proc/stat), and marks itself unfit
-("fit": false in the file, with the reasons) when the load average at the start exceeds 0.5
-or other processes used more than 5% of the cores.
+("fit": false in the file, with the reasons) when the load average at the start exceeds 0.5,
+when other processes used more than 5% of the cores or that share could not be measured, and
+always for a --quick run (a smoke test, not a measurement to quote).
 """
 
 import argparse
@@ -58,23 +62,24 @@ MEMORY_N = 16384
 SIZES = [256, 512, 1024, 2048, 4096, 8192]
 QUICK_SIZES = [256, 512, 1024]
 COMPARED = ("chunked", "chunked_one_thread", "streaming")  # the exact numpy forms compared with torch
-RATIO_N = [4096, 8192]  # the paired ratio (default call / torch fused) at these sizes
+RATIO_N = [4096, 8192]  # the paired ratio (chunked call / torch fused) at these sizes
 BLOCKS = [64, 128, 256, 512]
 BUSY_LOAD = 0.5  # a run that starts above this 1-minute load average is unfit
 BUSY_SHARE = 0.05  # ... or during which other processes used more than this share of the cores
 OPENBLAS_ENV = ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE", "OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS")
 
 
-def _python(*args):
-    """Run ``python -m ...`` from the repository's top folder; return its last output line as JSON."""
-    done = subprocess.run([sys.executable, *args], cwd=ROOT, capture_output=True, text=True)
+def _python(*args, env=None):
+    """Run ``python ...`` from the repository's top folder (``env``: extra environment variables); return its output."""
+    done = subprocess.run([sys.executable, *args], cwd=ROOT, capture_output=True, text=True,
+                          env=None if env is None else {**os.environ, **env})
     if done.returncode != 0:
         raise RuntimeError(f"{' '.join(args)} failed:\n{done.stdout}\n{done.stderr}")
     return done.stdout
 
 
-def probe(*args):
-    return json.loads(_python("-m", "benchmarks.probe", *map(str, args)).strip().splitlines()[-1])
+def probe(*args, env=None):
+    return json.loads(_python("-m", "benchmarks.probe", *map(str, args), env=env).strip().splitlines()[-1])
 
 
 def pyperf_time(method, N, *, processes, values, loops=None, block=None):
@@ -224,14 +229,15 @@ def main(argv=None):
                                 for N in sizes}
     print(f"time / torch's time (ratio of pyperf medians): {report['ratio_to_torch']}", flush=True)
 
-    # the paired ratio: rounds of (best of 3 torch, best of 3 default chunked call) in one process
+    # the paired ratio: rounds of (best of 3 torch, best of 3 chunked calls) in one process that holds both;
+    # PyTorch's idle OpenMP threads sleep (PASSIVE) instead of spinning on the cores chunked attention needs
     report["paired_ratio"] = {}
     for N in [max(QUICK_SIZES)] if args.quick else RATIO_N:
-        paired = probe("ratio", N)
+        paired = probe("ratio", N, env={"OMP_WAIT_POLICY": "PASSIVE"})
         r = [row["ratio"] for row in paired["rounds"]]
-        paired.update(median=float(np.median(r)), min=min(r), max=max(r))
+        paired.update(median=float(np.median(r)), min=min(r), max=max(r), omp_wait_policy="PASSIVE")
         report["paired_ratio"][str(N)] = paired
-        print(f"default chunked call / torch fused at N={N}: median {paired['median']:.3f} "
+        print(f"chunked call / torch fused at N={N}: median {paired['median']:.3f} "
               f"(rounds {min(r):.3f}-{max(r):.3f})", flush=True)
 
     block_times = {}
@@ -263,12 +269,16 @@ def main(argv=None):
     if report["conditions"]["load_average_before"][0] > BUSY_LOAD:
         reasons.append(f"1-minute load average {report['conditions']['load_average_before'][0]:.2f} > {BUSY_LOAD} "
                        "at the start")
-    if share is not None and share > BUSY_SHARE:
+    if share is None:
+        reasons.append("the share of the cores other processes used could not be measured (no /proc/stat)")
+    elif share > BUSY_SHARE:
         reasons.append(f"other processes used {share:.0%} of the cores during the run (> {BUSY_SHARE:.0%})")
+    if args.quick:
+        reasons.append("a --quick run: a smoke test with few sizes and repetitions")
     report["conditions"]["fit"] = not reasons
     report["conditions"]["unfit_because"] = reasons
     if reasons:
-        print("THIS RUN IS UNFIT (the machine was busy): " + "; ".join(reasons), flush=True)
+        print("THIS RUN IS UNFIT: " + "; ".join(reasons), flush=True)
     out = args.out or (None if args.quick else RESULTS / "attention_cpu.json")
     if out is not None:
         out.parent.mkdir(parents=True, exist_ok=True)

@@ -14,6 +14,11 @@ def merge_reference(m1, l1, m2, l2):
 
 
 def count_reference(N, width):
+    w = min(width, N - 1)
+    return N * (2 * w + 1) - w * (w + 1)
+
+
+def count_by_loop(N, width):
     return sum(min(N - 1, i + width) - max(0, i - width) + 1 for i in range(N))
 
 
@@ -71,6 +76,42 @@ def test_merge_must_return_a_pair():
 
 def test_band_count_right():
     assert "linearly" in ch09.check_band_count(count_reference)
+
+
+def test_band_count_by_a_loop_over_the_queries_passes():
+    assert "linearly" in ch09.check_band_count(count_by_loop)
+
+
+def test_band_count_reference_matches_the_mask():
+    import attn
+
+    for N in range(1, 30):
+        for width in range(0, 35):
+            assert count_reference(N, width) == int(attn.band_mask(N, width).sum()) == count_by_loop(N, width)
+
+
+def test_band_count_that_builds_band_mask_is_refused():
+    import attn
+
+    with pytest.raises(AssertionError, match="without building the N x N mask"):
+        ch09.check_band_count(lambda N, width: int(attn.band_mask(N, width).sum()))
+
+
+def test_band_count_that_builds_its_own_mask_fails():
+    def outer_mask(N, width):
+        i = np.arange(N)
+        return int((np.abs(np.subtract.outer(i, i)) <= width).sum())
+
+    with pytest.raises(AssertionError, match="ran out of memory"):
+        ch09.check_band_count(outer_mask)
+
+
+def test_band_count_wrong_only_at_large_N_fails():
+    def small_only(N, width):
+        return count_reference(N, width) if N <= 40 else count_reference(N, width) + 1
+
+    with pytest.raises(AssertionError, match=r"count\(1000000, 0\) should be 1000000"):
+        ch09.check_band_count(small_only)
 
 
 def test_band_count_ignoring_the_edges_fails():

@@ -7,7 +7,7 @@ short message when it is right.
 import numpy as np
 
 from ..core import band_mask, softmax
-from ._common import call_student
+from ._common import call_student, call_without
 
 
 def check_longest_speech(seconds):
@@ -97,15 +97,42 @@ def check_merge(merge):
     return "Right: (m, l) after merging gives exactly the softmax's maximum and denominator."
 
 
+_NO_MASK = ("attn.core.band_mask", "attn.band_mask")
+_NO_MASK_HINT = "count the scores from N and width alone, without building the N x N mask"
+
+
+def _band_count(N, width):
+    """The number of True entries of ``band_mask(N, width)``, from N and width alone."""
+    w = min(width, N - 1)  # a band reaching past both ends keeps every key: the same as width N - 1
+    return N * (2 * w + 1) - w * (w + 1)
+
+
+def _large_call(count, N, width):
+    """``count(N, width)`` at an N where no mask fits in memory, with band_mask out of reach."""
+    try:
+        return call_without(count, "count", N, width, forbidden=_NO_MASK, hint=_NO_MASK_HINT)
+    except AssertionError as error:
+        if isinstance(error.__cause__, MemoryError):
+            raise AssertionError(
+                f"count({N}, {width}) ran out of memory: an N x N mask at N = {N} holds {N * N:.0e} entries; "
+                + _NO_MASK_HINT) from None
+        raise
+
+
 def check_band_count(count):
     """Check ``count(N, width)``: how many (query, key) scores truncated self-attention keeps.
+
+    ``count`` may not call ``band_mask`` and is also called at N = 10**6, where an N x N mask
+    (10**12 entries) does not fit in memory: it must count without building the mask.
 
     Returns
     -------
     str
         A confirmation when ``count`` equals ``band_mask(N, width).sum()`` for every N <= 40
-        and width <= 45 (including bands wider than the sequence).
+        and width <= 45 (including bands wider than the sequence), and the closed count at
+        N = 10**6 for several widths.
     """
+    _large_call(count, 5, 2)  # refuses band_mask at once, with its hint
     for N in range(1, 41):
         for width in range(0, 46):
             right = int(band_mask(N, width).sum())
@@ -126,4 +153,9 @@ def check_band_count(count):
                         f"{width} neighbours on one side, and no query sees more than N keys (the right count is {right})"
                     )
                 raise AssertionError(f"count({N}, {width}) should be {right}, got {got}")
+    N = 10**6
+    for width in (0, 64, 3 * N):
+        got, right = _large_call(count, N, width), _band_count(N, width)
+        if got != right:
+            raise AssertionError(f"count({N}, {width}) should be {right}, got {got}")
     return "Right: for a fixed width the count grows like (2 width + 1) N, linearly in N."
