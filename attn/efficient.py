@@ -29,84 +29,9 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
-from ._checks import as_array, check_count, check_scale
+from ._checks import check_count, check_mask, check_qkv, check_scale
 from .core import softmax
-
-
-def attention_matrix_bytes(N, *, N_k=None, heads=1, dtype=np.float64):
-    """Bytes that the attention matrices of the plain matrix form occupy.
-
-    Parameters
-    ----------
-    N : int
-        Number of queries N_q (and of keys, unless ``N_k`` is given).
-    N_k : int, optional
-        Number of keys, when it differs from the number of queries.
-    heads : int
-        How many heads (one N_k x N matrix each).
-    dtype : numpy dtype
-        The element type: 8 bytes for float64, 4 for float32.
-
-    Returns
-    -------
-    int
-        ``heads * N_k * N * itemsize``.
-
-    Examples
-    --------
-    >>> attention_matrix_bytes(500)  # five seconds of speech, float64
-    2000000
-    """
-    N = check_count("N", N, 1)
-    N_k = N if N_k is None else check_count("N_k", N_k, 1)
-    heads = check_count("heads", heads, 1)
-    return heads * N_k * N * np.dtype(dtype).itemsize
-
-
-def attention_flops(N, *, d_k, d_v, N_k=None, heads=1):
-    """Floating-point operations of the two matrix products of attention.
-
-    Parameters
-    ----------
-    N : int
-        Number of queries (and of keys, unless ``N_k`` is given).
-    d_k, d_v : int
-        Sizes of a query/key vector and of a value vector.
-    N_k : int, optional
-        Number of keys.
-    heads : int
-
-    Returns
-    -------
-    int
-        ``2 * heads * N * N_k * (d_k + d_v)``: K^T Q costs 2 d_k per score, V A' costs 2 d_v
-        per score (one multiply and one add each). The softmax's exponentials are not counted.
-    """
-    N = check_count("N", N, 1)
-    N_k = N if N_k is None else check_count("N_k", N_k, 1)
-    d_k, d_v, heads = check_count("d_k", d_k, 1), check_count("d_v", d_v, 1), check_count("heads", heads, 1)
-    return 2 * heads * N * N_k * (d_k + d_v)
-
-
-def band_pairs(N, width):
-    """How many (query, key) pairs truncated self-attention keeps.
-
-    Parameters
-    ----------
-    N : int
-        Sequence length.
-    width : int
-        Each query i sees the keys j with |i - j| <= width.
-
-    Returns
-    -------
-    int
-        The number of True entries of ``band_mask(N, width)``: N (2w + 1) - w (w + 1) with
-        w = min(width, N - 1). For a fixed width it grows linearly with N, not as N^2.
-    """
-    N, width = check_count("N", N, 1), check_count("width", width, 0)
-    w = min(width, N - 1)
-    return N * (2 * w + 1) - w * (w + 1)
+from .cost import attention_flops, attention_matrix_bytes, band_pairs  # noqa: F401 (chapter 9 reads them here)
 
 
 def matrix_attention(Q, K, V, *, scale=1.0, mask=None):
@@ -137,10 +62,10 @@ def matrix_attention(Q, K, V, *, scale=1.0, mask=None):
     into A' in place (subtract each column's maximum, exponentiate, divide by the column
     sums), so its memory is one attention matrix per head plus the output.
     """
-    Q, K, V, dt = _check_qkv(Q, K, V)
+    Q, K, V, dt = _checked_qkv(Q, K, V)
     scale = check_scale(scale)
     if mask is not None:
-        mask = _check_rect_mask(mask, K.shape[-1], Q.shape[-1])
+        mask = check_mask(mask, K.shape[-1], Q.shape[-1])
     A = K.swapaxes(-1, -2).astype(dt, copy=False) @ (Q.astype(dt, copy=False) * dt.type(scale))
     # (..., N_k, d_k) x (..., d_k, N_q) -> (..., N_k, N_q); from here on A becomes A' in place
     if mask is not None:
@@ -209,7 +134,7 @@ def chunked_attention(Q, K, V, *, scale=1.0, block=256, threads=None):
     >>> bool(np.allclose(chunked_attention(Q, K, V, block=3), matrix_attention(Q, K, V)))
     True
     """
-    Q, K, V, dt = _check_qkv(Q, K, V)
+    Q, K, V, dt = _checked_qkv(Q, K, V)
     scale = check_scale(scale)
     block = check_count("block", block, 1)
     threads = _cores() if threads is None else check_count("threads", threads, 1)
@@ -378,7 +303,7 @@ def streaming_attention(Q, K, V, *, scale=1.0, block=512, key_block=1024):
     After the last key block, O = acc / l, exactly softmax-weighted (Milakov and
     Gimelshein 2018; Dao et al. 2022).
     """
-    Q, K, V, dt = _check_qkv(Q, K, V)
+    Q, K, V, dt = _checked_qkv(Q, K, V)
     scale = check_scale(scale)
     block = check_count("block", block, 1)
     key_block = check_count("key_block", key_block, 1)
@@ -452,7 +377,7 @@ def truncated_attention(Q, K, V, *, width, scale=1.0, block=256):
     computes b (b + 2 width) scores; over the whole sequence that is about N (block + 2 width),
     linear in N for a fixed width (lecture part 下, slides 31-34).
     """
-    Q, K, V, dt = _check_qkv(Q, K, V)
+    Q, K, V, dt = _checked_qkv(Q, K, V)
     width = check_count("width", width, 0)
     scale = check_scale(scale)
     block = check_count("block", block, 1)
@@ -486,40 +411,7 @@ def _stack_heads(Q, K, V):
     return tuple(x.reshape((-1,) + x.shape[-2:]) for x in (Q, K, V))
 
 
-def _check_qkv(Q, K, V):
-    """Validate column-form Q, K, V; return them and the working dtype (float32 or float64)."""
-    Q, K, V = as_array("Q", Q), as_array("K", K), as_array("V", V)
-    for name, x in (("Q", Q), ("K", K), ("V", V)):
-        if x.ndim < 2:
-            raise ValueError(f"{name} must have at least 2 axes (d, N) in column form, got shape {x.shape}")
-        if 0 in x.shape:
-            raise ValueError(f"{name} has shape {x.shape}: every axis needs at least one entry")
-    if not Q.shape[:-2] == K.shape[:-2] == V.shape[:-2]:
-        raise ValueError(
-            f"Q, K, V must share their leading (head) axes, got shapes Q {Q.shape}, K {K.shape}, V {V.shape}"
-        )
-    if Q.shape[-2] != K.shape[-2]:
-        raise ValueError(
-            f"Q has shape {Q.shape} and K has shape {K.shape}: queries and keys need the same size d_k "
-            f"({Q.shape[-2]} != {K.shape[-2]})"
-        )
-    if K.shape[-1] != V.shape[-1]:
-        raise ValueError(
-            f"K has shape {K.shape} and V has shape {V.shape}: every key needs a value, so both need "
-            f"the same number of columns N_k ({K.shape[-1]} != {V.shape[-1]})"
-        )
-    dt = np.result_type(Q.dtype, K.dtype, V.dtype, np.float32)
-    return Q, K, V, dt
-
-
-def _check_rect_mask(mask, N_k, N_q):
-    mask = np.asarray(mask)
-    if mask.dtype != bool:
-        raise ValueError(f"mask must be a boolean array, got dtype {mask.dtype}")
-    if mask.shape != (N_k, N_q):
-        raise ValueError(f"mask has shape {mask.shape} but there are {N_k} keys and {N_q} queries: "
-                         f"it must be ({N_k}, {N_q})")
-    if not mask.any(axis=0).all():
-        i = int(np.argmin(mask.any(axis=0)))
-        raise ValueError(f"mask column {i} is all False: query {i} would attend to no key")
-    return mask
+def _checked_qkv(Q, K, V):
+    """Q, K, V through :func:`attn._checks.check_qkv`, and the working dtype (float32 or float64)."""
+    Q, K, V = check_qkv(Q, K, V)
+    return Q, K, V, np.result_type(Q.dtype, K.dtype, V.dtype, np.float32)
