@@ -12,10 +12,10 @@ Four models, each a ``loss_and_grads`` and a ``predict`` function for the traini
 
 The FC network ends with a linear layer, so pooling its per-frame outputs (speaker scores)
 with weights that sum to 1 is the same as pooling its last hidden layer and then applying
-the linear layer: ``sum_i w_i (W2 h^i + b2) = W2 (sum_i w_i h^i) + b2``. The models pool the
+the linear layer: ``sum_i w_i (W2 u^i + b2) = W2 (sum_i w_i u^i) + b2``. The models pool the
 scores.
 
-A batch is ``((I, real), speakers)``: frames ``I`` (B, d, N) padded with zeros, ``real``
+A batch is ``((I, is_real), speakers)``: frames ``I`` (B, d, N) padded with zeros, ``is_real``
 (B, N) True at real frames, and the speaker ids (B,) (see :func:`attn.speakers.pad_batch`).
 """
 
@@ -35,7 +35,7 @@ KEYS = {
     "bag": ("W", "b"),
     "window": ("W1", "b1", "W2", "b2"),
     "attention": ("W_q", "W_k", "W_v", "W1", "b1", "W2", "b2"),
-    "attention_pooling": ("W_q", "W_k", "W_v", "W1", "b1", "W2", "b2", "W_kp", "q"),
+    "attention_pooling": ("W_q", "W_k", "W_v", "W1", "b1", "W2", "b2", "W_k_pool", "q_pool"),
 }
 
 
@@ -59,7 +59,7 @@ def init_classifier(kind, seed, *, n_classes=3, d=FRAME_SIZE, d_k=8, hidden=16, 
     half_width : int
         Frames seen on each side by the window model.
     qk_init : float
-        W_q, W_k (and the pooling's W_kp, q) start with entries of standard deviation
+        W_q, W_k (and the pooling's W_k_pool, q_pool) start with entries of standard deviation
         ``qk_init / sqrt(d)``: near-uniform attention at the start, as in chapter 10.
 
     Returns
@@ -68,7 +68,7 @@ def init_classifier(kind, seed, *, n_classes=3, d=FRAME_SIZE, d_k=8, hidden=16, 
         ``bag``: ``W`` (n_classes, d), ``b``; ``window``: ``W1`` (hidden, (2 half_width + 1) d),
         ``b1``, ``W2`` (n_classes, hidden), ``b2``; ``attention``: ``W_q``, ``W_k`` (d_k, d), ``W_v``
         (d, d), ``W1`` (hidden, 2d), ``b1``, ``W2``, ``b2``; ``attention_pooling``: those and
-        ``W_kp`` (d_k, 2d), ``q`` (d_k,).
+        ``W_k_pool`` (d_k, 2d), ``q_pool`` (d_k,).
     """
     check_choice("kind", kind, KINDS)
     n_classes, d, d_k = check_count("n_classes", n_classes, 2), check_count("d", d, 1), check_count("d_k", d_k, 1)
@@ -87,8 +87,8 @@ def init_classifier(kind, seed, *, n_classes=3, d=FRAME_SIZE, d_k=8, hidden=16, 
     params.update({"W1": rng.normal(0.0, 1.0 / np.sqrt(f), (hidden, f)), "b1": np.zeros(hidden),
                    "W2": rng.normal(0.0, 1.0 / np.sqrt(hidden), (n_classes, hidden)), "b2": np.zeros(n_classes)})
     if kind == "attention_pooling":
-        params["W_kp"] = rng.normal(0.0, qk_init / np.sqrt(f), (d_k, f))
-        params["q"] = rng.normal(0.0, qk_init, d_k)
+        params["W_k_pool"] = rng.normal(0.0, qk_init / np.sqrt(f), (d_k, f))
+        params["q_pool"] = rng.normal(0.0, qk_init, d_k)
     return params
 
 
@@ -131,12 +131,12 @@ def _scale(params):
     return 1.0 / np.sqrt(params["W_q"].shape[0])
 
 
-def _forward(params, I, real):
+def _forward(params, I, is_real):
     """Speaker scores (n_classes, B) and what the backward pass needs."""
     kind = kind_of(params)
     B = I.shape[0]
     if kind == "bag":
-        pooled = _mean_pool(I, real)  # (B, d): the mean frame
+        pooled = _mean_pool(I, is_real)  # (B, d): the mean frame
         return params["W"] @ pooled.T + params["b"][:, None], (kind, pooled)
     if kind == "window":
         half_width = (params["W1"].shape[1] // I.shape[1] - 1) // 2
@@ -144,16 +144,16 @@ def _forward(params, I, real):
         att = None
     else:
         O, A_prime, att = attention_forward(I, params["W_q"], params["W_k"], params["W_v"], scale=_scale(params),
-                                            real=real)
+                                            real=is_real)
         X = np.concatenate([I, O], axis=1)  # [a^i; b^i]: (B, 2d, N)
     scores, mlp_cache = mlp_forward(params, to_columns(X))  # per-frame speaker scores (n_classes, B*N)
     scores = from_columns(scores, B)  # (B, n_classes, N)
     if kind == "attention_pooling":
-        K = params["W_kp"] @ X  # (d_k, f) x (B, f, N) -> (B, d_k, N)
-        pooled, alpha, pool_cache = _attention_pool(scores, K, params["q"], real, _scale(params))
+        K = params["W_k_pool"] @ X  # (d_k, f) x (B, f, N) -> (B, d_k, N)
+        pooled, pool_weights, pool_cache = _attention_pool(scores, K, params["q_pool"], is_real, _scale(params))
     else:
-        pooled, alpha, pool_cache = _mean_pool(scores, real), None, None
-    return pooled.T, (kind, X, att, mlp_cache, pool_cache, alpha)
+        pooled, pool_weights, pool_cache = _mean_pool(scores, is_real), None, None
+    return pooled.T, (kind, X, att, mlp_cache, pool_cache, pool_weights)
 
 
 def classifier_loss_and_grads(params, inputs, speakers):
@@ -163,7 +163,7 @@ def classifier_loss_and_grads(params, inputs, speakers):
     ----------
     params : dict
         From :func:`init_classifier`.
-    inputs : (I, real)
+    inputs : (I, is_real)
         Frames (B, d, N) and the real-frame mask (B, N), see :func:`attn.speakers.pad_batch`.
     speakers : (B,) ndarray of int
 
@@ -173,20 +173,20 @@ def classifier_loss_and_grads(params, inputs, speakers):
     grads : dict
         Shaped like ``params``.
     """
-    I, real = check_frames(*inputs)
+    I, is_real = check_frames(*inputs)
     speakers = np.asarray(speakers)
     n_classes = params["W" if kind_of(params) == "bag" else "W2"].shape[0]
     if speakers.shape != (I.shape[0],) or speakers.dtype.kind not in "iu" or speakers.min() < 0 \
             or speakers.max() >= n_classes:
         raise ValueError(f"speakers must be {I.shape[0]} integer ids in 0..{n_classes - 1}, got shape "
                          f"{speakers.shape} and dtype {speakers.dtype}")
-    return _loss_and_grads(params, (I, real), speakers)
+    return _loss_and_grads(params, (I, is_real), speakers)
 
 
 def _loss_and_grads(params, inputs, speakers):
     """:func:`classifier_loss_and_grads` without the input checks, for the training loop."""
-    I, real = inputs
-    logits, cache = _forward(params, I, real)
+    I, is_real = inputs
+    logits, cache = _forward(params, I, is_real)
     loss, dlogits = _cross_entropy(logits, speakers)  # (n_classes, B)
     kind = cache[0]
     if kind == "bag":
@@ -195,11 +195,11 @@ def _loss_and_grads(params, inputs, speakers):
     _, X, att, mlp_cache, pool_cache, _ = cache
     grads = {}
     if kind == "attention_pooling":
-        dscores, dK, grads["q"] = attention_pool_backward(dlogits.T, pool_cache)
-        grads["W_kp"] = np.einsum("bkn,bfn->kf", dK, X)
-        dX_keys = np.einsum("kf,bkn->bfn", params["W_kp"], dK)
+        dscores, dK, grads["q_pool"] = attention_pool_backward(dlogits.T, pool_cache)
+        grads["W_k_pool"] = np.einsum("bkn,bfn->kf", dK, X)
+        dX_keys = np.einsum("kf,bkn->bfn", params["W_k_pool"], dK)
     else:
-        dscores, dX_keys = _mean_pool_backward(dlogits.T, real), 0.0
+        dscores, dX_keys = _mean_pool_backward(dlogits.T, is_real), 0.0
     dX, mlp_grads = mlp_backward(to_columns(dscores), params, mlp_cache)
     grads.update(mlp_grads)
     dX = from_columns(dX, I.shape[0]) + dX_keys
@@ -212,8 +212,8 @@ def _loss_and_grads(params, inputs, speakers):
 
 def speaker_scores(params, inputs):
     """Scores (logits) of every speaker for every utterance of a batch: (n_classes, B) array."""
-    I, real = check_frames(*inputs)
-    return _forward(params, I, real)[0]
+    I, is_real = check_frames(*inputs)
+    return _forward(params, I, is_real)[0]
 
 
 def classifier_predict(params, inputs):
@@ -237,17 +237,17 @@ def attention_of(params, frames):
     Returns
     -------
     A_prime : (N, N) ndarray
-        ``A_prime[j, i]`` is how much frame i attends to frame j.
-    alpha : (N,) ndarray or None
-        The attention pooling's weight on every frame (None for mean pooling).
+        ``A_prime[j, i]`` is how much frame i attends to frame j (0-based, as code counts).
+    pool_weights : (N,) ndarray or None
+        The attention pooling's weight gamma' on every frame (None for mean pooling).
     """
     kind = kind_of(params)
     if kind not in ("attention", "attention_pooling"):
         raise ValueError(f"attention_of needs an attention classifier, got the parameters of {kind!r}")
-    I, real = check_frames(np.asarray(frames)[None], np.ones((1, np.shape(frames)[-1]), dtype=bool))
+    I, is_real = check_frames(np.asarray(frames)[None], np.ones((1, np.shape(frames)[-1]), dtype=bool))
     _, A_prime, _ = attention_forward(I, params["W_q"], params["W_k"], params["W_v"], scale=_scale(params),
-                                      real=real)
-    _, cache = _forward(params, I, real)
+                                      real=is_real)
+    _, cache = _forward(params, I, is_real)
     return A_prime[0], (None if cache[5] is None else cache[5][0])
 
 
@@ -262,6 +262,22 @@ DEFAULTS = {
     "attention_pooling": {"d_k": 8, "hidden": 32, "qk_init": 0.1, "qk_lr_factor": 1.0, "epochs": 25,
                           "batch_size": 16, "lr": 0.03, "validation_share": 0.2},
 }
+
+#: The settings of ``DEFAULTS`` that size a model (keywords of :func:`init_classifier`); the others train it.
+SIZE_KEYS = ("d_k", "hidden", "half_width", "qk_init")
+
+
+def chapter_sizes(kind):
+    """The :func:`init_classifier` keywords of the chapter's ``kind`` model (its sizes in ``DEFAULTS``).
+
+    Examples
+    --------
+    >>> chapter_sizes("window")
+    {'hidden': 32, 'half_width': 1}
+    """
+    check_choice("kind", kind, KINDS)
+    return {k: DEFAULTS[kind][k] for k in SIZE_KEYS if k in DEFAULTS[kind]}
+
 
 #: The chapter's data: (number of training utterances, seed), (number of test utterances, seed), n_speakers.
 DATA = {"train": (600, 11), "test": (1000, 12), "n_speakers": 3}
@@ -318,14 +334,14 @@ def train_classifier(kind, seed, *, train_set=None, test_set=None, **overrides):
     n_classes = max(int(s) for _, s in train_set + test_set) + 1
     check_speakers(n_classes)
     fit_set, val_set = split_validation(train_set, h["validation_share"])
-    sizes = {k: h[k] for k in ("d_k", "hidden", "half_width", "qk_init") if k in h}
+    sizes = {k: h[k] for k in SIZE_KEYS if k in h}
     d = {np.shape(f)[0] for f, _ in train_set + test_set}
     if len(d) != 1:
         raise ValueError(f"every utterance needs the same frame size; got {sorted(d)}")
     params = init_classifier(kind, seed, n_classes=n_classes, d=d.pop(), **sizes)
     fit_batches = batches(fit_set, h["batch_size"], seed=seed)
-    for (I, real), speakers in fit_batches:
-        check_frames(I, real)
+    for (I, is_real), speakers in fit_batches:
+        check_frames(I, is_real)
     factor = h.get("qk_lr_factor", 1.0)
     params, history = train(_loss_and_grads, params, fit_batches, epochs=h["epochs"], lr=h["lr"],
                             lr_factors={"W_q": factor, "W_k": factor}, seed=seed, predict=_predict,

@@ -12,14 +12,13 @@ identity lives only in which frames belong together:
 * the two frames of a syllable share a **mark**, one of 2, and the 2 syllables of an
   utterance carry the 2 marks in a random order. The marks say which frames go together;
   which sounds they join says who speaks;
-* sound frames stand at least ``gap`` positions apart (2 by default), so the two frames of
-  a syllable are farther apart than a window of +-1 frame, and such a window never holds
-  two sounds.
+* sound frames stand at least ``gap`` positions apart (3 by default). With gap 3 no window
+  of 3 consecutive frames (a frame and its neighbour on each side) holds two sounds.
 
 A frame is ``[onehot(sound or silence); onehot(mark)]`` (5 + 2 = 7 numbers; silence has no
-mark) plus Gaussian noise. Since every utterance holds every sound once and every mark twice,
-the mean of its frames depends on its length and the noise only: it is the same, in
-distribution, for every speaker.
+mark) plus Gaussian noise. Every utterance holds every sound once and every mark twice, so
+without noise the mean of its frames depends on its length N only; N and the noise are drawn
+independently of the speaker, so the mean frame has the same distribution for every speaker.
 
 Randomness only comes from ``np.random.default_rng(seed)``.
 """
@@ -73,7 +72,7 @@ def partner_of(speaker):
     return np.arange(N_SOUNDS) ^ (int(speaker) + 1)
 
 
-def make_utterance(speaker, N, rng, *, gap=2, noise=0.1):
+def make_utterance(speaker, N, rng, *, gap=3, noise=0.1):
     """One utterance of a speaker.
 
     Parameters
@@ -117,7 +116,50 @@ def make_utterance(speaker, N, rng, *, gap=2, noise=0.1):
     return frames, sounds, marks
 
 
-def make_utterances(n, seed, *, n_speakers=3, min_len=8, max_len=12, gap=2, noise=0.1, layout=False):
+def markings(frames, sounds, marks):
+    """The same utterance marked in each of the 6 ways the 3 speakers can mark it.
+
+    Every speaker marks an utterance in 2 ways (which of its syllables gets mark 1), so the 4
+    sounds of one utterance can carry their marks in 6 ways, one speaker for each pair of them.
+    The positions, the sounds and the noise stay as they are; only the mark rows of the 4 sound
+    frames change.
+
+    Parameters
+    ----------
+    frames : (FRAME_SIZE, N) ndarray
+    sounds, marks : (N,) ndarray of int
+        As returned by :func:`make_utterance` (or ``make_utterances(..., layout=True)``).
+
+    Returns
+    -------
+    variants : (6, FRAME_SIZE, N) ndarray
+        Variant 2 s + o is the utterance as speaker s marks it, with mark 1 on its syllable ``o``
+        (0 or 1) of :func:`pairing` (code counts marks from 0: mark 1 is mark index 0).
+    speakers : (6,) ndarray of int
+        ``[0, 0, 1, 1, 2, 2]``: who speaks each variant.
+    """
+    frames = as_array("frames", frames, ndim=2)
+    sounds, marks = np.asarray(sounds), np.asarray(marks)
+    if frames.shape[0] != FRAME_SIZE or sounds.shape != (frames.shape[1],) or marks.shape != sounds.shape:
+        raise ValueError(f"frames {frames.shape}, sounds {sounds.shape} and marks {marks.shape} do not fit: frames "
+                         f"needs {FRAME_SIZE} rows and one column per entry of sounds and marks")
+    at = np.flatnonzero(sounds != SILENCE)
+    if sorted(sounds[at].tolist()) != list(range(N_SOUNDS)) or sorted(marks[at].tolist()) != [0, 0, 1, 1]:
+        raise ValueError("sounds and marks must hold each sound once and each mark on two sound frames")
+    plain = frames.copy()
+    plain[N_SOUNDS + 1 + marks[at], at] -= 1.0  # take the marks off, keep the noise
+    variants, who = [], []
+    for speaker in range(MAX_SPEAKERS):
+        syllable = {x: k for k, pair in enumerate(pairing(speaker)) for x in pair}  # sound -> its syllable, 0 or 1
+        for first in range(N_MARKS):  # the syllable that gets mark index 0
+            variant = plain.copy()
+            variant[N_SOUNDS + 1 + np.array([int(syllable[int(x)] != first) for x in sounds[at]]), at] += 1.0
+            variants.append(variant)
+            who.append(speaker)
+    return np.stack(variants), np.array(who)
+
+
+def make_utterances(n, seed, *, n_speakers=3, min_len=10, max_len=12, gap=3, noise=0.1, layout=False):
     """Generate ``n`` labelled utterances, speakers drawn uniformly.
 
     Parameters
@@ -128,7 +170,8 @@ def make_utterances(n, seed, *, n_speakers=3, min_len=8, max_len=12, gap=2, nois
     n_speakers : int
         2 or 3; the labels are 0 ... n_speakers - 1.
     min_len, max_len : int
-        Lengths N are drawn uniformly from ``min_len .. max_len`` (both included).
+        Lengths N are drawn uniformly from ``min_len .. max_len`` (both included); ``min_len`` is
+        at least ``(N_SOUNDS - 1) * gap + 1``, the shortest utterance that holds the 4 sounds.
     gap : int
         Smallest distance between two sound frames (>= 1).
     noise : float
@@ -145,7 +188,7 @@ def make_utterances(n, seed, *, n_speakers=3, min_len=8, max_len=12, gap=2, nois
     Examples
     --------
     >>> frames, speaker = make_utterances(1, seed=0)[0]
-    >>> frames.shape[0], 8 <= frames.shape[1] <= 12
+    >>> frames.shape[0], 10 <= frames.shape[1] <= 12
     (7, True)
     """
     n = check_count("n", n, 1)
@@ -165,24 +208,24 @@ def make_utterances(n, seed, *, n_speakers=3, min_len=8, max_len=12, gap=2, nois
     return out
 
 
-def check_frames(I, real, name="I"):
-    """Check a padded batch: ``I`` (B, d, N) float and ``real`` (B, N) bool with a real frame in every row.
+def check_frames(I, is_real, name="I"):
+    """Check a padded batch: ``I`` (B, d, N) float and ``is_real`` (B, N) bool with a real frame in every row.
 
     Returns
     -------
     (ndarray, ndarray)
-        ``I`` as float, ``real`` as bool.
+        ``I`` as float, ``is_real`` as bool.
     """
     I = as_array(name, I, ndim=3)
-    real = np.asarray(real)
-    if real.dtype != bool or real.shape != (I.shape[0], I.shape[2]):
-        raise ValueError(f"real must be a bool array of shape (B, N) = {(I.shape[0], I.shape[2])} for {name} of "
-                         f"shape {I.shape}, got dtype {real.dtype} and shape {real.shape}")
-    empty = np.flatnonzero(~real.any(axis=1))
+    is_real = np.asarray(is_real)
+    if is_real.dtype != bool or is_real.shape != (I.shape[0], I.shape[2]):
+        raise ValueError(f"is_real must be a bool array of shape (B, N) = {(I.shape[0], I.shape[2])} for {name} of "
+                         f"shape {I.shape}, got dtype {is_real.dtype} and shape {is_real.shape}")
+    empty = np.flatnonzero(~is_real.any(axis=1))
     if empty.size:
-        raise ValueError(f"utterance {int(empty[0])} of the batch has no real frame (real[{int(empty[0])}] is all "
+        raise ValueError(f"utterance {int(empty[0])} of the batch has no real frame (is_real[{int(empty[0])}] is all "
                          "False)")
-    return I, real
+    return I, is_real
 
 
 def pad_batch(utterances, length=None):
@@ -199,8 +242,8 @@ def pad_batch(utterances, length=None):
     -------
     I : (B, d, N) ndarray
         Utterance b in ``I[b, :, :N_b]``, zeros after it (the padding).
-    real : (B, N) bool ndarray
-        ``real[b, i]`` is True where frame i of utterance b is a real frame.
+    is_real : (B, N) bool ndarray
+        ``is_real[b, i]`` is True where frame i of utterance b is a real frame.
     speakers : (B,) int ndarray
     """
     if len(utterances) == 0:
@@ -212,16 +255,16 @@ def pad_batch(utterances, length=None):
     longest = max(f.shape[1] for f in frames)
     N = longest if length is None else check_count("length", length, longest)
     I = np.zeros((len(frames), d.pop(), N))
-    real = np.zeros((len(frames), N), dtype=bool)
+    is_real = np.zeros((len(frames), N), dtype=bool)
     for b, f in enumerate(frames):
         I[b, :, :f.shape[1]] = f
-        real[b, :f.shape[1]] = True
+        is_real[b, :f.shape[1]] = True
     speakers = np.array([int(u[1]) for u in utterances], dtype=np.intp)
-    return I, real, speakers
+    return I, is_real, speakers
 
 
 def batches(utterances, batch_size, *, seed=None):
-    """Cut utterances into padded batches ``((I, real), speakers)`` for the training loop.
+    """Cut utterances into padded batches ``((I, is_real), speakers)`` for the training loop.
 
     Parameters
     ----------
@@ -233,7 +276,7 @@ def batches(utterances, batch_size, *, seed=None):
 
     Returns
     -------
-    list of ((I, real), speakers)
+    list of ((I, is_real), speakers)
         See :func:`pad_batch`.
     """
     batch_size = check_count("batch_size", batch_size, 1)
@@ -242,6 +285,6 @@ def batches(utterances, batch_size, *, seed=None):
     order = np.arange(len(utterances)) if seed is None else np.random.default_rng(seed).permutation(len(utterances))
     out = []
     for start in range(0, len(order), batch_size):
-        I, real, speakers = pad_batch([utterances[k] for k in order[start:start + batch_size]])
-        out.append(((I, real), speakers))
+        I, is_real, speakers = pad_batch([utterances[k] for k in order[start:start + batch_size]])
+        out.append(((I, is_real), speakers))
     return out

@@ -33,21 +33,50 @@ def test_utterances_are_seeded_and_keep_their_promises():
         assert sa == sb
         at = np.flatnonzero(xa != S.SILENCE)
         assert sorted(xa[at]) == list(range(S.N_SOUNDS))  # every sound exactly once
-        assert np.diff(at).min() >= 2  # sound frames 2 apart: a window of +-1 holds at most one sound
+        assert np.diff(at).min() >= 3  # sound frames 3 apart: no 3 consecutive frames hold two sounds
+        windows = np.lib.stride_tricks.sliding_window_view(xa != S.SILENCE, 3)
+        assert windows.sum(axis=1).max() == 1
         for x, y in S.pairing(sa):
             assert ma[xa == x] == ma[xa == y]  # a syllable's frames share a mark
         assert sorted(ma[at]) == [0, 0, 1, 1]
         assert np.all(ma[xa == S.SILENCE] == -1)
-        assert fa.shape == (S.FRAME_SIZE, len(xa)) and 8 <= len(xa) <= 12
+        assert fa.shape == (S.FRAME_SIZE, len(xa)) and 10 <= len(xa) <= 12
     speakers = [s for _, s, *_ in S.make_utterances(600, seed=4)]
     assert np.bincount(speakers, minlength=3).min() > 150  # all three speakers, about equally often
 
 
 @settings(max_examples=25, deadline=None)
-@given(seed=st.integers(0, 10_000), N=st.integers(7, 20), speaker=st.integers(0, 2))
+@given(seed=st.integers(0, 10_000), N=st.integers(10, 20), speaker=st.integers(0, 2))
 def test_the_mean_frame_is_the_same_for_every_speaker(seed, N, speaker):
     frames, _, _ = S.make_utterance(speaker, N, np.random.default_rng(seed), noise=0.0)
     np.testing.assert_allclose(frames.mean(axis=1), np.r_[1, 1, 1, 1, N - 4, 2, 2] / N, atol=1e-15)
+
+
+def test_markings_are_the_six_ways_to_mark_an_utterance():
+    mark_rows = S.N_SOUNDS + 1 + np.arange(S.N_MARKS)
+    for frames, speaker, sounds, marks in S.make_utterances(20, seed=6, layout=True):
+        variants, who = S.markings(frames, sounds, marks)
+        assert variants.shape == (6,) + frames.shape and who.tolist() == [0, 0, 1, 1, 2, 2]
+        itself = [k for k, v in enumerate(variants) if np.array_equal(v, frames)]
+        assert len(itself) == 1 and who[itself[0]] == speaker  # the utterance is one of them, with its speaker
+        np.testing.assert_array_equal(np.delete(variants, mark_rows, axis=1),
+                                      np.broadcast_to(np.delete(frames, mark_rows, axis=0),
+                                                      (6, S.N_SOUNDS + 1, frames.shape[1])))  # only the marks move
+        at = np.flatnonzero(sounds != S.SILENCE)
+        noise = frames[mark_rows][:, at] - np.eye(S.N_MARKS)[marks[at]].T
+        first_mark = np.zeros((6, S.N_SOUNDS))
+        for k, (v, s) in enumerate(zip(variants, who)):
+            onehot = v[mark_rows][:, at] - noise
+            mark = onehot.argmax(axis=0)
+            np.testing.assert_allclose(onehot, np.eye(S.N_MARKS)[mark].T, atol=1e-12)
+            for x, y in S.pairing(s):  # speaker s's syllables share a mark ...
+                assert mark[sounds[at] == x] == mark[sounds[at] == y]
+            assert sorted(mark) == [0, 0, 1, 1]  # ... and the two syllables differ
+            first_mark[k, sounds[at]] = mark == 0
+        # every sound carries the first mark in exactly one of each speaker's two markings
+        np.testing.assert_array_equal(first_mark[0::2] + first_mark[1::2], 1)
+    with pytest.raises(ValueError, match="do not fit"):
+        S.markings(frames[:, :-1], sounds, marks)
 
 
 def test_pad_batch_and_batches():
@@ -190,7 +219,7 @@ def test_a_wrong_gradient_fails_the_check(check_batch):
 
     def wrong(params, inputs, speakers):
         loss, grads = C.classifier_loss_and_grads(params, inputs, speakers)
-        return loss, {**grads, "q": 2 * grads["q"]}
+        return loss, {**grads, "q_pool": 2 * grads["q_pool"]}
 
     assert T.gradient_check(wrong, params, *check_batch) > 0.1
 
@@ -217,6 +246,28 @@ def test_masked_attention_is_the_lecture_self_attention_per_utterance():
         np.testing.assert_allclose(O[b, :, :n], O_one, rtol=1e-10, atol=1e-12)
         np.testing.assert_allclose(A_prime[b, :n, :n], A_one, rtol=1e-10, atol=1e-12)
         assert np.all(A_prime[b, n:] == 0.0)
+
+
+def _markings_named_right(params, utterances):
+    """For every utterance, how many of its 6 markings the classifier gives to the speaker who marks it so."""
+    right = []
+    for frames, _, sounds, marks in utterances:
+        variants, who = S.markings(frames, sounds, marks)
+        right.append(int(np.sum(C.classifier_predict(params, (variants, np.ones((6, frames.shape[1]), bool))) == who)))
+    return np.array(right)
+
+
+def test_a_window_of_three_frames_names_at_most_four_of_the_six_markings():
+    # No 3 consecutive frames hold two sounds, so a window model's score is a sum of one-sound votes, and such a sum
+    # cannot be right on both markings of more than one speaker: at most 4 of 6, whatever the weights.
+    train_set, test_set = S.make_utterances(600, seed=31), S.make_utterances(200, seed=32, layout=True)
+    params, _ = C.train_classifier("window", 0, train_set=train_set, test_set=[u[:2] for u in test_set])
+    assert _markings_named_right(params, test_set).max() <= 4
+    # With sounds only 2 apart, the window centred on the silence between two sounds sees both: the bound is gone.
+    train_set, test_set = (S.make_utterances(600, seed=31, gap=2, min_len=8),
+                           S.make_utterances(200, seed=32, gap=2, min_len=8, layout=True))
+    params, _ = C.train_classifier("window", 0, train_set=train_set, test_set=[u[:2] for u in test_set])
+    assert _markings_named_right(params, test_set).max() > 4
 
 
 @pytest.mark.parametrize("seed", [101, 202])
