@@ -58,7 +58,7 @@ def _softmax_backward(A_prime, dA_prime):
     return A_prime * (dA_prime - np.sum(A_prime * dA_prime, axis=-2, keepdims=True))
 
 
-def attention_forward(I, W_q, W_k, W_v, *, scale=1.0, real=None):
+def attention_forward(I, W_q, W_k, W_v, *, scale=1.0, is_real=None):
     """Self-attention on a batch of sentences, keeping what the backward pass needs.
 
     Parameters
@@ -70,8 +70,8 @@ def attention_forward(I, W_q, W_k, W_v, *, scale=1.0, real=None):
     scale : float
         Multiplies the scores: A = scale K^T Q (1 is the lecture's plain dot product,
         1 / sqrt(d_k) the Transformer's).
-    real : (B, N) bool ndarray, optional
-        Key padding mask: ``real[b, j]`` False makes key j of sentence b get weight exactly 0
+    is_real : (B, N) bool ndarray, optional
+        Key padding mask: ``is_real[b, j]`` False makes key j of sentence b get weight exactly 0
         from every query (chapter 4's ``attn.key_padding_mask``). The backward pass needs no
         change: a weight of 0 passes no gradient.
 
@@ -96,8 +96,8 @@ def attention_forward(I, W_q, W_k, W_v, *, scale=1.0, real=None):
     QKV = from_columns(np.concatenate([W_q, W_k, W_v]) @ to_columns(I), B)  # (2 d_k + d_v, d) x (d, B*N)
     Q, K, V = QKV[:, :d_k], QKV[:, d_k:2 * d_k], QKV[:, 2 * d_k:]  # (B, d_k, N), (B, d_k, N), (B, d_v, N)
     A = scale * (K.transpose(0, 2, 1) @ Q)  # (B, N, d_k) x (B, d_k, N) -> (B, N, N)
-    if real is not None:
-        A = np.where(real[:, :, None], A, -np.inf)  # pad keys (rows) score -inf for every query
+    if is_real is not None:
+        A = np.where(is_real[:, :, None], A, -np.inf)  # pad keys (rows) score -inf for every query
     A_prime = softmax_columns(A)
     O = V @ A_prime  # (B, d_v, N) x (B, N, N) -> (B, d_v, N)
     return O, A_prime, (I, Q, K, V, A_prime, scale)

@@ -144,7 +144,7 @@ def _forward(params, I, is_real):
         att = None
     else:
         O, A_prime, att = attention_forward(I, params["W_q"], params["W_k"], params["W_v"], scale=_scale(params),
-                                            real=is_real)
+                                            is_real=is_real)
         X = np.concatenate([I, O], axis=1)  # [a^i; b^i]: (B, 2d, N)
     scores, mlp_cache = mlp_forward(params, to_columns(X))  # per-frame speaker scores (n_classes, B*N)
     scores = from_columns(scores, B)  # (B, n_classes, N)
@@ -246,7 +246,7 @@ def attention_of(params, frames):
         raise ValueError(f"attention_of needs an attention classifier, got the parameters of {kind!r}")
     I, is_real = check_frames(np.asarray(frames)[None], np.ones((1, np.shape(frames)[-1]), dtype=bool))
     _, A_prime, _ = attention_forward(I, params["W_q"], params["W_k"], params["W_v"], scale=_scale(params),
-                                      real=is_real)
+                                      is_real=is_real)
     _, cache = _forward(params, I, is_real)
     return A_prime[0], (None if cache[5] is None else cache[5][0])
 

@@ -239,7 +239,7 @@ def test_masked_attention_is_the_lecture_self_attention_per_utterance():
     I, real, _ = S.pad_batch(utterances)
     rng = np.random.default_rng(0)
     W_q, W_k, W_v = (rng.normal(size=(3, S.FRAME_SIZE)) for _ in range(3))
-    O, A_prime, _ = backprop.attention_forward(I, W_q, W_k, W_v, scale=0.5, real=real)
+    O, A_prime, _ = backprop.attention_forward(I, W_q, W_k, W_v, scale=0.5, is_real=real)
     for b, (frames, _) in enumerate(utterances):
         n = frames.shape[1]
         O_one, A_one = attn.self_attention(frames, W_q, W_k, W_v, scale=0.5)
