@@ -5,6 +5,7 @@
 PyTorch, stops without it. CI opts in for its first pass. `make help` names every command.
 """
 
+import os
 import re
 import shutil
 import subprocess
@@ -17,9 +18,14 @@ from conftest import ROOT
 pytestmark = pytest.mark.skipif(not shutil.which("make"), reason="make is not installed")
 
 
+# What the make that runs these tests was given (`make test TORCH=1`, CI's exported TORCH) must not leak into the
+# dry runs: each states its own settings.
+CLEAN_ENV = {k: v for k, v in os.environ.items() if k not in ("TORCH", "MAKEFLAGS", "MFLAGS", "MAKELEVEL", "PYTHON")}
+
+
 def dry_run(*args, venv, check=True):
     done = subprocess.run(["make", "-n", "--no-print-directory", *args, f"VENV={venv}", f"PYTHON={sys.executable}"],
-                          cwd=ROOT, capture_output=True, text=True, timeout=60)
+                          cwd=ROOT, capture_output=True, text=True, timeout=60, env=CLEAN_ENV)
     if check:
         assert done.returncode == 0, done.stderr
     return done
