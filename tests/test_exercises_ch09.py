@@ -97,6 +97,18 @@ def test_band_count_that_builds_band_mask_is_refused():
         ch09.check_band_count(lambda N, width: int(attn.band_mask(N, width).sum()))
 
 
+def test_band_count_that_builds_band_mask_for_one_small_case_is_refused():
+    import attn
+
+    def mask_at_seven(N, width):
+        if (N, width) == (7, 3):
+            return int(attn.band_mask(N, width).sum())
+        return count_reference(N, width)
+
+    with pytest.raises(AssertionError, match="without building the N x N mask"):
+        ch09.check_band_count(mask_at_seven)
+
+
 def test_band_count_that_builds_its_own_mask_fails():
     def outer_mask(N, width):
         i = np.arange(N)

@@ -122,7 +122,7 @@ def _large_call(count, N, width):
 def check_band_count(count):
     """Check ``count(N, width)``: how many (query, key) scores truncated self-attention keeps.
 
-    ``count`` may not call ``band_mask`` and is also called at N = 10**6, where an N x N mask
+    ``count`` may not call ``band_mask`` (every call runs with it out of reach) and is also called at N = 10**6, where an N x N mask
     (10**12 entries) does not fit in memory: it must count without building the mask.
 
     Returns
@@ -133,10 +133,11 @@ def check_band_count(count):
         N = 10**6 for several widths.
     """
     _large_call(count, 5, 2)  # refuses band_mask at once, with its hint
+    # every case below runs with band_mask out of reach too
     for N in range(1, 41):
         for width in range(0, 46):
             right = int(band_mask(N, width).sum())
-            got = call_student(count, "count", N, width)
+            got = call_without(count, "count", N, width, forbidden=_NO_MASK, hint=_NO_MASK_HINT)
             if got != right:
                 if got == N * (2 * width + 1) - width * (width + 1) and width >= N:
                     raise AssertionError(
