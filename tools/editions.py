@@ -82,6 +82,15 @@ TERM_TABLE = {
     "身分": "身份", "帳號": "账号", "座標": "坐标", "分頁": "标签页", "交叉參照": "交叉引用", "印出": "打印",
     "離線": "离线",  # OpenCC: 脱机
     "成長": "增长", "份量": "分量", "灰階": "灰度",
+    # 行 as a line (of code, of output), not a column; 真實行 is not 實行 (to implement) but the real columns.
+    "十幾行": "十几行", "行得通": "行得通", "行不行得通": "行不行得通", "（下面最後一行）": "（下面最后一行）", "最後一行在": "最后一行在",
+    "真實行": "真实列",
+    "訊息": "信息",  # OpenCC: 消息 (news)
+    "往回傳": "反向传递",  # not 往 + 返回
+    "計算機": "计算器",  # a pocket calculator (OpenCC: 计算机, a computer)
+    # 建立 for a relation or a baseline stays; building a model's form is 构建 (OpenCC: 创建).
+    "以自注意力建立": "以自注意力建立", "建立一個比較基準": "建立一个比较基准", "建立 N": "构建 N",
+    "要建立的": "要构建的", "章建立的": "章构建的",
     "融合核心": "融合内核", "橘色": "橙色", "面板": "子图", "散布圖": "散点图", "長條圖": "条形图",
 }
 # zh_CN messages written for the mainland reader rather than derived: {(catalog, msgid): zh_CN msgstr}.
