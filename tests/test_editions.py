@@ -217,3 +217,10 @@ def test_every_figure_alt_text_is_a_translated_message():
             count += 1
             assert re.search(r"[\u4e00-\u9fff]", translated.get(alt, "")), f"zh_TW/{page}: alt text not translated: {alt[:60]!r}"
     assert count >= 30, f"only {count} alt texts in the chapters"
+
+
+def test_zh_cn_quotes_are_the_mainland_ones_outside_code_and_maths():
+    from editions import mainland_quotes
+
+    assert mainland_quotes("稱為「資料」與『例』") == "稱為\u201c資料\u201d與\u2018例\u2019"
+    assert mainland_quotes("`print(\"「x」\")` 與 $「$") == "`print(\"「x」\")` 與 $「$"

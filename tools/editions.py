@@ -106,7 +106,7 @@ TERM_TABLE = {
 ZH_CN_OVERRIDES = {
     ("glossary.po", "The examples the weights are learned from. On the mainland 资料 means documents, so data is 数据 "
                     "there."):
-        "用来学习权重的样本。台湾把 data 称为「资料」，大陆写作「数据」（在大陆，「资料」多指文献、材料）。",
+        "用来学习权重的样本。台湾把 data 称为“资料”，大陆写作“数据”（在大陆，“资料”多指文献、材料）。",
     ("ui.po", "Link to this heading"): "链接到此标题",  # derived, 連結 would read as a graph's 连接
 }
 # The book's title in each edition (the English one is _config.yml's). "Column" is 行 in Taiwan, 列 on the mainland.
@@ -168,7 +168,20 @@ def to_simplified(text, converter=None, pairs=None):
     text = swap_rows_and_columns(text)
     # A glossary pair such as 列向量 (行向量) reads, after the swap, as the mainland form already.
     text, glossary = _protect(text, {swap_rows_and_columns(tw): cn for tw, cn in pairs.items()}, start=len(terms))
-    return _restore(converter.convert(text), terms + glossary)
+    return mainland_quotes(_restore(converter.convert(text), terms + glossary))
+
+
+_CODE_OR_MATHS = re.compile(r"(`+)[^`]*?\1|\$\$.*?\$\$|\$[^$]*\$", re.S)
+_QUOTES = str.maketrans({"「": "\u201c", "」": "\u201d", "『": "\u2018", "』": "\u2019"})
+
+
+def mainland_quotes(text):
+    """Taiwan's corner quotes 「」『』 as the mainland's “” ‘’, outside inline code and maths."""
+    parts, last = [], 0
+    for m in _CODE_OR_MATHS.finditer(text):
+        parts += [text[last:m.start()].translate(_QUOTES), m.group(0)]
+        last = m.end()
+    return "".join(parts + [text[last:].translate(_QUOTES)])
 
 
 def derive(lang_from="zh_TW", lang_to="zh_CN"):
