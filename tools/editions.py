@@ -100,6 +100,7 @@ TERM_TABLE = {
     "說話者": "说话人", "在電腦上": "在计算机上", "逐位元": "逐位", "複製": "复制", "函式庫": "库", "平手": "平局",
     "從範例中學習": "从样本中学习",
     "條狀散佈圖": "条带图", "自注意力區塊": "自注意力模块", "這樣儲存它們": "这样存储它们",
+    "文字": "文本", "以文字說明": "以文字说明",  # text as data is 文本; prose explanation stays 文字
     "融合核心": "融合内核", "橘色": "橙色", "面板": "子图", "散布圖": "散点图", "長條圖": "条形图",
 }
 # zh_CN messages written for the mainland reader rather than derived: {(catalog, msgid): zh_CN msgstr}.
