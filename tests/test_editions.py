@@ -158,6 +158,8 @@ def test_the_taiwan_only_list_catches_what_it_lists():
     found = lambda text: [w.pattern for w in words if w.search(text)]  # noqa: E731
     assert found("预设值") and found("平行计算") and found("对角在线") and found("98 个帧")
     assert not found("平行直线、测试套件、在线 softmax、放在线索上、个人资料、参考资料、对角线上")
+    assert found("要不是在较粗的网格上，要不然就") and found("争用内核") and found("水准") and found("「资料」")
+    assert not found("平行的带状纹、打印在下面、打印为、构建出、纪录片、水准仪、“资料”")
 
 
 @pytest.mark.parametrize("page", PAGES, ids=str)
