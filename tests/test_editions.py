@@ -158,6 +158,8 @@ def test_the_taiwan_only_list_catches_what_it_lists():
     found = lambda text: [w.pattern for w in words if w.search(text)]  # noqa: E731
     assert found("预设值") and found("平行计算") and found("对角在线") and found("98 个帧")
     assert not found("平行直线、测试套件、在线 softmax、放在线索上、个人资料、参考资料、对角线上")
+    assert found("要不是在较粗的网格上，要不然就") and found("争用内核") and found("水准") and found("「资料」")
+    assert not found("平行的带状纹、打印在下面、打印为、构建出、纪录片、水准仪、“资料”")
 
 
 @pytest.mark.parametrize("page", PAGES, ids=str)
@@ -217,3 +219,10 @@ def test_every_figure_alt_text_is_a_translated_message():
             count += 1
             assert re.search(r"[\u4e00-\u9fff]", translated.get(alt, "")), f"zh_TW/{page}: alt text not translated: {alt[:60]!r}"
     assert count >= 30, f"only {count} alt texts in the chapters"
+
+
+def test_zh_cn_quotes_are_the_mainland_ones_outside_code_and_maths():
+    from editions import mainland_quotes
+
+    assert mainland_quotes("稱為「資料」與『例』") == "稱為\u201c資料\u201d與\u2018例\u2019"
+    assert mainland_quotes("`print(\"「x」\")` 與 $「$") == "`print(\"「x」\")` 與 $「$"

@@ -69,6 +69,7 @@ TERM_TABLE = {
     # 平行 is geometry (平行直線); parallel computation is 并行 on the mainland.
     "平行計算": "并行计算", "平行執行": "并行执行", "平行進行": "并行进行", "平行運作": "并行运作",
     "平行步數": "并行步数", "平行形式": "并行形式", "平行處理": "并行处理",
+    "平行前綴掃描": "并行前缀扫描", "平行做法": "并行做法", "平行輪數": "并行轮数", "與它平行執行": "与它并行执行",
     "沿著鍵串流": "沿键分块流式计算",
     # A frame of speech: 98 帧, not 98 个帧.
     "這個音框": "这一帧", "每個音框": "每帧", "一個個音框": "一帧帧", "個音框": "帧", "音框": "帧",
@@ -82,6 +83,24 @@ TERM_TABLE = {
     "身分": "身份", "帳號": "账号", "座標": "坐标", "分頁": "标签页", "交叉參照": "交叉引用", "印出": "打印",
     "離線": "离线",  # OpenCC: 脱机
     "成長": "增长", "份量": "分量", "灰階": "灰度",
+    # 行 as a line (of code, of output), not a column; 真實行 is not 實行 (to implement) but the real columns.
+    "十幾行": "十几行", "行得通": "行得通", "行不行得通": "行不行得通", "（下面最後一行）": "（下面最后一行）", "最後一行在": "最后一行在",
+    "真實行": "真实列",
+    "訊息": "信息",  # OpenCC: 消息 (news)
+    "往回傳": "反向传递",  # not 往 + 返回
+    "計算機": "计算器",  # a pocket calculator (OpenCC: 计算机, a computer)
+    # 建立 for a relation or a baseline stays; building a model's form is 构建 (OpenCC: 创建).
+    "以自注意力建立": "以自注意力建立", "建立一個比較基準": "建立一个比较基准", "建立 N": "构建 N",
+    "要建立的": "要构建的", "章建立的": "章构建的",
+    # A processor's cores are 核心 (OpenCC: 内核, a kernel); the fused kernels stay 内核.
+    "爭用核心": "争用核心", "與核心數": "与核心数", "處理器、核心": "处理器、核心", "只鎖定核心": "只锁定核心",
+    "行程": "进程",  # an operating system's process (not 列程)
+    "建出": "构建", "印在": "打印在", "印為": "打印为", "回報": "报告", "水準": "水平", "紀錄": "记录", "產生器": "生成器",
+    "產生出來的": "生成的", "勝過用猜的": "胜过随机猜测", "就像用猜的一樣": "就像随机猜测一样", "都用猜的": "都随机猜测的", "有多常": "以多大比例",
+    "說話者": "说话人", "在電腦上": "在计算机上", "逐位元": "逐位", "複製": "复制", "函式庫": "库", "平手": "平局",
+    "從範例中學習": "从样本中学习",
+    "條狀散佈圖": "条带图", "自注意力區塊": "自注意力模块", "這樣儲存它們": "这样存储它们",
+    "文字": "文本", "以文字說明": "以文字说明",  # text as data is 文本; prose explanation stays 文字
     "融合核心": "融合内核", "橘色": "橙色", "面板": "子图", "散布圖": "散点图", "長條圖": "条形图",
 }
 # zh_CN messages written for the mainland reader rather than derived: {(catalog, msgid): zh_CN msgstr}.
@@ -89,7 +108,7 @@ TERM_TABLE = {
 ZH_CN_OVERRIDES = {
     ("glossary.po", "The examples the weights are learned from. On the mainland 资料 means documents, so data is 数据 "
                     "there."):
-        "用来学习权重的样本。台湾把 data 称为「资料」，大陆写作「数据」（在大陆，「资料」多指文献、材料）。",
+        "用来学习权重的样本。台湾把 data 称为“资料”，大陆写作“数据”（在大陆，“资料”多指文献、材料）。",
     ("ui.po", "Link to this heading"): "链接到此标题",  # derived, 連結 would read as a graph's 连接
 }
 # The book's title in each edition (the English one is _config.yml's). "Column" is 行 in Taiwan, 列 on the mainland.
@@ -151,7 +170,20 @@ def to_simplified(text, converter=None, pairs=None):
     text = swap_rows_and_columns(text)
     # A glossary pair such as 列向量 (行向量) reads, after the swap, as the mainland form already.
     text, glossary = _protect(text, {swap_rows_and_columns(tw): cn for tw, cn in pairs.items()}, start=len(terms))
-    return _restore(converter.convert(text), terms + glossary)
+    return mainland_quotes(_restore(converter.convert(text), terms + glossary))
+
+
+_CODE_OR_MATHS = re.compile(r"(`+)[^`]*?\1|\$\$.*?\$\$|\$[^$]*\$", re.S)
+_QUOTES = str.maketrans({"「": "\u201c", "」": "\u201d", "『": "\u2018", "』": "\u2019"})
+
+
+def mainland_quotes(text):
+    """Taiwan's corner quotes 「」『』 as the mainland's “” ‘’, outside inline code and maths."""
+    parts, last = [], 0
+    for m in _CODE_OR_MATHS.finditer(text):
+        parts += [text[last:m.start()].translate(_QUOTES), m.group(0)]
+        last = m.end()
+    return "".join(parts + [text[last:].translate(_QUOTES)])
 
 
 def derive(lang_from="zh_TW", lang_to="zh_CN"):
