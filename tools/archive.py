@@ -184,8 +184,20 @@ def requirements_text(pins, pythons=PYTHONS, header="", include=None):
     return "\n".join(lines) + "\n"
 
 
+#: The pinned requirements files the archive ships, kept in the repository: building the site needs no JupyterLab
+#: installed (`make book` installs only the book extra). `python tools/archive.py --pins` rewrites them from the
+#: installed metadata and requirements.lock (JupyterLab must be installed: `make test` installs it), and a test
+#: checks that they are what that would write.
+PINS = ROOT / "tools" / "archive_pins"
+
+
+def pinned_requirements():
+    """{file name: text} as kept in PINS."""
+    return {path.name: path.read_text(encoding="utf-8") for path in sorted(PINS.glob("requirements*.txt"))}
+
+
 def requirements_files():
-    """{file name: text}: the kernel's pins, and everything (JupyterLab too) on top of them."""
+    """{file name: text}: the kernel's pins, and everything (JupyterLab too) on top of them, from the metadata."""
     kernel = closure(KERNEL_ROOTS)
     everything = closure(ROOTS)
     rest = {k: v for k, v in everything.items() if k not in kernel or kernel[k] != v}
@@ -234,7 +246,7 @@ def build(out, root=ROOT):
         members[f"chapters/{nb.name}"] = nb.read_bytes()
     for rel in data:
         members[rel.as_posix()] = (root / rel).read_bytes()
-    members.update({name: text.encode() for name, text in requirements_files().items()})
+    members.update({name: text.encode() for name, text in pinned_requirements().items()})
     data_note = ""
     if data:
         data_note = ("\n\nIt also holds the data files the chapters read, beside chapters/:\n\n"
@@ -258,7 +270,14 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--site", type=Path, default=ROOT / "_build" / "html", help="the built site")
     parser.add_argument("--out", type=Path, help="write the archive here instead (no copies into the editions)")
+    parser.add_argument("--pins", action="store_true", help="rewrite the pinned requirements files in tools/archive_pins")
     args = parser.parse_args(argv)
+    if args.pins:
+        PINS.mkdir(exist_ok=True)
+        for name, text in requirements_files().items():
+            (PINS / name).write_text(text, encoding="utf-8")
+        print(f"wrote {sorted(pinned_requirements())} in {PINS.relative_to(ROOT)}")
+        return 0
     if args.out:
         build(args.out)
         print(f"{args.out}: {args.out.stat().st_size / 1e6:.1f} MB")
