@@ -87,3 +87,27 @@ def torch():
         pytest.skip("torch is not installed (the torch extra: make test TORCH=1)")
     torch.manual_seed(0)
     return torch
+
+
+@pytest.fixture(scope="session")
+def browser():
+    """One headless Debian chromium per test process, shared by every browser test: Playwright's sync API runs one
+    event loop per thread, so a second `sync_playwright()` in the same process would fail."""
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        pytest.skip("the playwright Python package is not installed (it is in the `test` extra)")
+    from book_site import CHROMIUM_ARGS, find_chromium
+
+    chromium_path = find_chromium()
+    if not chromium_path:
+        pytest.skip("chromium is not on the PATH: install Debian's chromium (`apt-get install chromium`)")
+    playwright = sync_playwright().start()
+    try:
+        chromium = playwright.chromium.launch(executable_path=chromium_path, headless=True, args=CHROMIUM_ARGS)
+    except Exception as error:  # noqa: BLE001 - say why the browser did not start
+        playwright.stop()
+        pytest.fail(f"{chromium_path} did not start: {error}")
+    yield chromium
+    chromium.close()
+    playwright.stop()

@@ -11,18 +11,12 @@ code cell opened, so the "Hide code cell source" state is checked too. The Chine
 own language: a control's name must hold the text the page shows, not the English one.
 """
 
-import functools
-import http.server
-import shutil
-import threading
-
 import pytest
+
+from book_site import served
 
 pytestmark = pytest.mark.browser
 
-CHROMIUM = shutil.which("chromium")
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 TAGS = ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"]
 EXTRA_RULES = ["label-content-name-mismatch"]
 # The home page of each edition, and a chapter with folded code cells in English and in Chinese (the two Chinese
@@ -37,20 +31,10 @@ async () => {
 """
 
 
-class _QuietHandler(http.server.SimpleHTTPRequestHandler):
-    def log_message(self, *args):
-        pass
-
-
 @pytest.fixture(scope="module")
 def base_url(site):
-    handler = functools.partial(_QuietHandler, directory=str(site))
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    server.daemon_threads = True
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    yield f"http://127.0.0.1:{server.server_address[1]}/"
-    server.shutdown()
-    server.server_close()
+    with served(site) as url:
+        yield url
 
 
 @pytest.fixture(scope="module")
@@ -61,17 +45,11 @@ def axe():
 
 
 @pytest.fixture(scope="module")
-def page(base_url):
-    sync_api = pytest.importorskip("playwright.sync_api", reason="playwright (the test extra) is not installed")
-    if not CHROMIUM:
-        pytest.skip("chromium is not on the PATH (apt-get install chromium)")
-    with sync_api.sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
-        context = browser.new_context(viewport={"width": 1280, "height": 900})
-        context.route(lambda url: not url.startswith(base_url), lambda route: route.abort("blockedbyclient"))
-        yield context.new_page()
-        context.close()
-        browser.close()
+def page(base_url, browser):
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    context.route(lambda url: not url.startswith(base_url), lambda route: route.abort("blockedbyclient"))
+    yield context.new_page()
+    context.close()
 
 
 def _violations(axe, page):

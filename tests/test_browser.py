@@ -172,26 +172,6 @@ def base_url(site):
         yield url
 
 
-@pytest.fixture(scope="session")
-def browser():
-    """One headless Debian chromium for the whole session."""
-    try:
-        from playwright.sync_api import sync_playwright
-    except ImportError:
-        pytest.skip("the playwright Python package is not installed (it is in the `test` extra)")
-    if not CHROMIUM:
-        pytest.skip("chromium is not on the PATH: install Debian's chromium (`apt-get install chromium`)")
-    playwright = sync_playwright().start()
-    try:
-        chromium = playwright.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
-    except Exception as error:  # noqa: BLE001 - say why the browser did not start
-        playwright.stop()
-        pytest.fail(f"{CHROMIUM} did not start: {error}")
-    yield chromium
-    chromium.close()
-    playwright.stop()
-
-
 def _offline_context(browser, base_url, blocked, **options):
     """A browser context that may only talk to our server: any other request is failed and listed in `blocked`."""
     context = browser.new_context(**options)

@@ -9,8 +9,8 @@ covers anything else. Skips without playwright, chromium or the built site (a fa
 
 import pytest
 
-from book_site import CHROMIUM_ARGS, served
-from test_browser import CHROMIUM, _offline_context
+from book_site import served
+from test_browser import _offline_context
 
 pytestmark = pytest.mark.browser
 
@@ -46,30 +46,19 @@ def base_url(site):
 
 
 @pytest.fixture(scope="module")
-def measured(site, base_url):
+def measured(site, base_url, browser):
     """{(width, page): what MEASURE_JS reports}, for every width and page."""
-    try:
-        from playwright.sync_api import sync_playwright
-    except ImportError:
-        pytest.skip("the playwright Python package is not installed (it is in the `test` extra)")
-    if not CHROMIUM:
-        pytest.skip("chromium is not on the PATH: install Debian's chromium (`apt-get install chromium`)")
     missing = [page for page in PAGES if not (site / page).exists()]
     if missing:
         pytest.skip(f"pages not built: {missing} (`make book` builds the site and both editions)")
     out, blocked = {}, []
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
-        try:
-            for width in WIDTHS:
-                context = _offline_context(browser, base_url, blocked, viewport={"width": width, "height": 800})
-                tab = context.new_page()
-                for page in PAGES:
-                    tab.goto(base_url + page, wait_until="load")
-                    out[width, page] = tab.evaluate(MEASURE_JS)
-                context.close()
-        finally:
-            browser.close()
+    for width in WIDTHS:
+        context = _offline_context(browser, base_url, blocked, viewport={"width": width, "height": 800})
+        tab = context.new_page()
+        for page in PAGES:
+            tab.goto(base_url + page, wait_until="load")
+            out[width, page] = tab.evaluate(MEASURE_JS)
+        context.close()
     assert not blocked, f"the pages asked other hosts for {blocked}"
     return out
 
