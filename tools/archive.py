@@ -186,8 +186,8 @@ def requirements_text(pins, pythons=PYTHONS, header="", include=None):
 
 #: The pinned requirements files the archive ships, kept in the repository: building the site needs no JupyterLab
 #: installed (`make book` installs only the book extra). `python tools/archive.py --pins` rewrites them from the
-#: installed metadata and requirements.lock (JupyterLab must be installed: `make test` installs it), and a test
-#: checks that they are what that would write.
+#: installed metadata and requirements.lock, run in the Python 3.11 environment of `make test` (which installs
+#: JupyterLab); run it after `make lock`.
 PINS = ROOT / "tools" / "archive_pins"
 
 
