@@ -27,6 +27,9 @@ SETTLE_JS = """
 async () => {
   if (window.MathJax && MathJax.startup && MathJax.startup.promise) { await MathJax.startup.promise; }
   await new Promise(done => requestAnimationFrame(() => requestAnimationFrame(done)));
+  // An opened cell fades in (myst-nb's 0.3 s animation): check the text as it ends up, not half-faded.
+  await Promise.all(document.getAnimations()
+    .filter(a => a.effect && a.effect.getTiming().iterations !== Infinity).map(a => a.finished.catch(() => null)));
 }
 """
 
