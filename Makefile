@@ -38,7 +38,7 @@ help:
 	@echo "                PYTHON=python3.12 picks the Python; TORCH=1 adds the PyTorch cross-check"
 	@echo "                (on Linux that downloads the multi-GB CUDA build of torch: README.md, Tests)"
 	@echo "make unit       the tests that need no built site, browser or notebook run: seconds, while editing"
-	@echo "make test-other-blas  only the notebooks' second pass, under another OpenBLAS kernel on one thread"
+	@echo "make test-other-blas  the notebooks again, under another OpenBLAS kernel on one thread (CI runs it)"
 	@echo "make editions   only the two Chinese editions, into _build/html/zh_TW and _build/html/zh_CN"
 	@echo "make notebooks  re-execute every chapter top to bottom and save it"
 	@echo "make catalogs   bring the Chinese editions' catalogs up to date with the English text"
@@ -76,14 +76,12 @@ book: $(BOOK_SETUP)
 	@echo "The site is built. Open $(abspath _build/html/index.html) in a browser (it works offline)."
 
 # The site is built first (strictly), so the tests can check the HTML and drive a browser over it; the tests run in
-# two processes, a test file (or notebook) to each. Then the notebooks run once more under another OpenBLAS
-# kernel: a stored output that rounding decides fails there.
+# two processes, a test file (or notebook) to each. CI (.ci/run) then runs test-other-blas as well.
 test: $(TEST_SETUP)
 	$(JB) --quiet
 	$(MAKE) --no-print-directory editions
 	$(BIN)/python tools/archive.py
 	$(BIN)/python -m pytest $(NBVAL) -n 2 --dist loadfile $(PYTEST_ARGS) tests chapters
-	$(MAKE) --no-print-directory test-other-blas
 
 # The loop while editing `attn/` or a test: no site build, no browser, no notebook run, no lab server, no PDF.
 UNIT_SKIPS := test_browser test_editions_site test_site_offline test_pdf test_lab
@@ -91,6 +89,8 @@ unit: $(call stamp,book test $(WITH_TORCH))
 	$(BIN)/python -m pytest -q -n 2 -p no:cacheprovider -m "not browser" $(foreach t,$(UNIT_SKIPS),--ignore=tests/$(t).py) \
 	  $(PYTEST_ARGS) tests
 
+# The notebooks once more, under another OpenBLAS kernel on one thread: a stored output that rounding decides (and
+# that passed on this CPU) fails here. CI runs it after make test; run it before committing new stored outputs.
 test-other-blas: $(call stamp,book test)
 	$(OTHER_BLAS) $(BIN)/python -m pytest $(NBVAL) -q -n 2 --dist loadfile chapters
 

@@ -1,21 +1,28 @@
 """The notebook archive the site offers (tools/archive.py, built by `make book`): the chapters run outside the repository.
 
 What a reader does is what the test does, in an empty temporary folder outside the repository: unpack the archive,
-create a fresh virtual environment (no system site packages), install the archive's requirements (in CI all of
-requirements.txt; elsewhere its requirements-kernel.txt, what the kernel needs without JupyterLab), and, before
-the module's wheel is in, run a chapter as if downloaded alone: its first cell prints the one message saying where
-the module is, and no cell raises. Then the archive's wheel goes in and chapters run end to end through nbval,
-compared with their stored outputs: one chapter on a developer's machine (the one that reads a data file from the
-archive), every chapter in CI, where every chapter also runs without the module.
+use a virtual environment (no system site packages) that holds the archive's requirements and nothing else (in CI
+all of requirements.txt; elsewhere its requirements-kernel.txt, what the kernel needs without JupyterLab), and,
+before the module's wheel is in, run a chapter as if downloaded alone: its first cell prints the one message saying
+where the module is, and no cell raises. Then the archive's wheel goes in with the reader's own pip command, and
+chapters run end to end through nbval, compared with their stored outputs: one chapter on a developer's machine (the
+one that reads a data file from the archive), every chapter in CI, where every chapter also runs without the module.
+
+Installing the requirements is the slow step (tens of seconds), and it is set-up, not the test: the environment is
+made once per requirements file and Python, in _build/archive-env/<hash>/, and kept there. Every run first takes the
+module out again and checks that the environment holds exactly the file's pins, so a kept environment is the one a
+reader would make. CI starts from a clean clone, so there it is always made afresh.
 
 The kernels run the new environment's Python (a kernel spec written into the test's own Jupyter folders), with no
 PYTHONPATH: nothing of the repository is importable there. pip runs as configured on the machine (its index and
 cache); every version it installs is pinned by the archive.
 """
 
+import hashlib
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import textwrap
@@ -185,6 +192,57 @@ ALONE = textwrap.dedent("""
 """)
 
 
+def _pins(book, requirements):
+    """{canonical name: version} of every package a requirements file of the archive pins (following its -r)."""
+    pins = {}
+    for line in (book / requirements).read_text(encoding="utf-8").splitlines():
+        line = line.split("#")[0].split(";")[0].strip()
+        if line.startswith("-r "):
+            pins.update(_pins(book, line[3:].strip()))
+        elif line:
+            name, _, version = line.partition("==")
+            pins[archive.canonicalize_name(name)] = version
+    return pins
+
+
+def _installed(python, env, cwd):
+    """{canonical name: version} of what the environment of ``python`` holds, pip and setuptools aside."""
+    listed = _run([python, "-m", "pip", "list", "--format=json"], env, cwd, 120)
+    assert listed.returncode == 0, listed.stderr[-2000:]
+    return {archive.canonicalize_name(p["name"]): p["version"] for p in json.loads(listed.stdout)
+            if archive.canonicalize_name(p["name"]) not in ("pip", "setuptools")}
+
+
+def _reader_environment(book, requirements, env):
+    """The Python of a virtual environment holding exactly the pins of ``book/requirements`` (and no attn).
+
+    Made in _build/archive-env/<hash>/ the first time (venv without system site packages, then
+    `pip install -r requirements`), kept for later runs; a run that installed the wheel left attn in, so it is
+    taken out again.
+    """
+    text = (book / requirements).read_bytes() + (book / "requirements-kernel.txt").read_bytes()
+    key = hashlib.sha256(text + sys.version.encode()).hexdigest()[:16]
+    home = ROOT / "_build" / "archive-env" / key
+    python = home / "bin" / "python"
+    made = home / "made"  # written once the requirements are in: a half-made environment is made again
+    if not made.exists():
+        shutil.rmtree(home, ignore_errors=True)
+        # The base interpreter, not this environment's: the new venv sees nothing installed here.
+        base = getattr(sys, "_base_executable", sys.executable)
+        created = _run([base, "-m", "venv", home], env, book, PIP_TIMEOUT)
+        assert created.returncode == 0, f"python -m venv failed:\n{created.stderr}"
+        installed = _run([python, "-m", "pip", "install", "--quiet", "-r", requirements], env, book, PIP_TIMEOUT)
+        assert installed.returncode == 0, f"pip install -r {requirements} failed:\n{installed.stderr[-3000:]}"
+        made.write_text(requirements + "\n")
+    removed = _run([python, "-m", "pip", "uninstall", "--quiet", "--yes", "attn"], env, book, PIP_TIMEOUT)
+    assert removed.returncode == 0, removed.stderr[-2000:]
+    holds, pinned = _installed(python, env, book), _pins(book, requirements)
+    assert holds == pinned, (f"the environment in {home} is not what `pip install -r {requirements}` gives: "
+                             f"extra {sorted(set(holds) - set(pinned))}, missing {sorted(set(pinned) - set(holds))}, "
+                             f"other versions {sorted(n for n in holds if n in pinned and holds[n] != pinned[n])}")
+    return python
+
+
 @pytest.fixture(scope="module")
 def reader(archive_path, tmp_path_factory):
     """What happens to a reader of the site: every step run once, its results kept for the tests below."""
@@ -196,20 +254,11 @@ def reader(archive_path, tmp_path_factory):
     with zipfile.ZipFile(archive_path) as zf:
         zf.extractall(tmp)
     book = tmp / archive.FOLDER
-    # The base interpreter, not this environment's: the new venv sees nothing installed here.
-    base = getattr(sys, "_base_executable", sys.executable)
-    made = _run([base, "-m", "venv", book / ".venv"], env, book, PIP_TIMEOUT)
-    assert made.returncode == 0, f"python -m venv failed:\n{made.stderr}"
-    python = book / ".venv" / "bin" / "python"
-    env["PATH"] = f"{python.parent}{os.pathsep}{env.get('PATH', '')}"
-    times["venv"] = time.monotonic() - start
-
-    start = time.monotonic()
     # In CI the whole requirements.txt (JupyterLab too); elsewhere only what the kernel needs, which is quicker.
     requirements = "requirements.txt" if in_ci() else "requirements-kernel.txt"
-    installed = _run([python, "-m", "pip", "install", "--quiet", "-r", requirements], env, book, PIP_TIMEOUT)
-    assert installed.returncode == 0, f"pip install -r {requirements} failed:\n{installed.stderr[-3000:]}"
-    times["requirements"] = time.monotonic() - start
+    python = _reader_environment(book, requirements, env)
+    env["PATH"] = f"{python.parent}{os.pathsep}{env.get('PATH', '')}"
+    times["environment"] = time.monotonic() - start
     probe = _run([python, "-c", "import importlib.util, sys; print(importlib.util.find_spec('attn'))"], env, book, 60)
     # A kernel of the new environment, named for this test only (so no other Python's python3 kernel is taken).
     spec = tmp / "jupyter-data" / "kernels" / KERNEL
