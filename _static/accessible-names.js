@@ -7,12 +7,14 @@
 //   English in every edition): it is named "<colour mode>: <current mode>" in the page's language, and renamed
 //   whenever the mode changes. The theme's own translations are kept where it has them (its Chinese catalog has
 //   "Light" and "Dark"); the words it lacks come from the table below, keyed on <html lang>.
+// - The printed table of contents of a page (sphinx-book-theme's #jb-print-toc) is a <nav> labelled "Page", in
+//   English in every edition: it is labelled in the page's language.
 (() => {
   "use strict";
 
   const WORDS = {
-    "zh-TW": { colorMode: "顏色模式", light: "亮色", dark: "暗色", auto: "跟隨系統設定" },
-    "zh-CN": { colorMode: "颜色模式", light: "亮色", dark: "暗色", auto: "跟随系统设置" },
+    "zh-TW": { colorMode: "顏色模式", light: "亮色", dark: "暗色", auto: "跟隨系統設定", pageContents: "本頁目錄" },
+    "zh-CN": { colorMode: "颜色模式", light: "亮色", dark: "暗色", auto: "跟随系统设置", pageContents: "本页目录" },
   };
   const lang = document.documentElement.lang || "en";
   const words = WORDS[lang] || WORDS[lang.split("-")[0]] || null;
@@ -65,6 +67,11 @@
     nameFromContent("details.hide > summary[aria-label]");
     nameFromContent(".search-button-field[aria-label]");
     nameColorModeButtons();
+    if (words) {
+      for (const nav of document.querySelectorAll("#jb-print-toc nav[aria-label]")) {
+        nav.setAttribute("aria-label", words.pageContents);
+      }
+    }
     // The theme sets <html data-mode> when the reader switches; Font Awesome replaces the icons after loading.
     new MutationObserver(nameColorModeButtons).observe(document.documentElement,
       { attributes: true, attributeFilter: ["data-mode"] });

@@ -22,8 +22,10 @@ MATH = re.compile(r"\$\$.*?\$\$|\$[^$\n]+\$", re.S)
 # A MyST role ({ref}`target`) or an inline code span, read left to right so that `{ref}` in code stays code.
 ROLE_OR_CODE = re.compile(r"\{(\w+)\}`([^`]*)`|(`[^`]+`)")
 NUMBER = re.compile(r"\d+(?:\.\d+)?")
-# A count in millions, as English writes it ("36 million", "9, 30 and 90 million") and as Chinese does (3600 萬, 3 億).
-MILLIONS = re.compile(r"((?:\d+(?:\.\d+)?, )*\d+(?:\.\d+)?(?:,? and \d+(?:\.\d+)?)?) million\b")
+# A count in millions, as English writes it ("36 million", "9, 30 and 90 million", "0.44 M") and as Chinese does
+# (3600 萬, 3 億, 44 萬).
+MILLIONS = re.compile(r"((?:\d+(?:\.\d+)?, )*\d+(?:\.\d+)?(?:,? and \d+(?:\.\d+)?)?) million\b"
+                      r"|(\d+(?:\.\d+)?) M\b")
 CHINESE_COUNT = re.compile(r"(\d+(?:\.\d+)?) ?([萬万億亿])")
 SCALE = {"萬": 10**4, "万": 10**4, "億": 10**8, "亿": 10**8}
 
@@ -50,7 +52,8 @@ def invariants(text):
     math = MATH.findall(rest)
     rest = MATH.sub(" ", rest)
     # Counts in millions become plain numbers, so that "36 million" and "3600 萬" keep the same number.
-    rest = MILLIONS.sub(lambda m: " ".join(_plain(float(n) * 10**6) for n in NUMBER.findall(m.group(1))), rest)
+    rest = MILLIONS.sub(lambda m: " ".join(_plain(float(n) * 10**6) for n in NUMBER.findall(m.group(1) or m.group(2))),
+                        rest)
     rest = CHINESE_COUNT.sub(lambda m: _plain(float(m.group(1)) * SCALE[m.group(2)]), rest)
     return Counter(math), Counter(code), Counter(roles), Counter(NUMBER.findall(rest))
 
@@ -64,6 +67,8 @@ def test_counts_in_millions_are_compared_by_value():
     assert invariants("9, 30 and 90 million images")[3] == invariants("900 萬、3000 萬與 9000 萬張")[3]
     assert invariants("1.3 million")[3] == invariants("130 萬")[3] != invariants("1.3 百萬")[3]
     assert invariants("300 million")[3] == invariants("3 億張")[3] != invariants("300 萬")[3]
+    assert invariants("needs 0.44 M; about 479 M")[3] == invariants("需要 44 萬；約 4.79 億")[3]
+    assert invariants("0.44 M at r = 5 and 479 M at r = 5997")[3] == invariants("r = 5 時 44 萬，r = 5997 時 4.79 億")[3]
 
 
 def test_both_editions_have_every_page():

@@ -89,14 +89,19 @@ def _pages(site, edition):
 
 # The words of the page frame (the themes', the extensions' and the book's own) that an edition must show in its
 # language. myst-nb's aria-label "Toggle hidden content" on a folded cell is not here: _static/accessible-names.js
-# removes it in the browser, so that the toggle is named by the (translated) words it shows.
+# removes it in the browser, so that the toggle is named by the (translated) words it shows; it also names the
+# printed contents' <nav aria-label="Page"> in the page's language.
 UI_WORDS = [
     'aria-label="Color mode"', 'title="System Settings"', 'title="Toggle primary sidebar"',
     'title="Toggle secondary sidebar"', 'aria-label="Main"', 'aria-label="Editions"', "Show code cell source",
     "Hide code cell source", "Solution to", ">Exercise ", "Link to this heading", "Download the book as PDF",
     "Download every chapter", ">The lecture<", ">Beyond the lecture<", ">Reference<", "companion authors",
     "Copyright", "Search this book", "previous page", "next page", "Skip to main content", "Back to top",
+    "Link to this image", 'title="Print to PDF"', 'subtitle">previous<', 'subtitle">next<',
 ]
+# Words of the page frame that a theme's catalog gives in the other Chinese (pydata-sphinx-theme's zh_TW falls back
+# to its Simplified catalog; sphinx-book-theme's zh_CN has Taiwan's 列印), which ui.po corrects: {edition: words}.
+OTHER_CHINESE_FRAME_WORDS = {"zh_TW": ["上一页", "下一页"], "zh_CN": ["列印"]}
 
 
 @pytest.mark.parametrize("edition", TRANSLATIONS)
@@ -108,6 +113,17 @@ def test_no_english_words_in_the_page_frame(site, edition):
             if word in html:
                 found.setdefault(word, page.name)
     assert not found, f"{edition}: English words of the page frame (word: first page): {found}"
+
+
+@pytest.mark.parametrize("edition", TRANSLATIONS)
+def test_the_page_frame_speaks_the_editions_chinese(site, edition):
+    found = {}
+    for page in _pages(site, edition):
+        html = _html_without_scripts(page)
+        for word in OTHER_CHINESE_FRAME_WORDS.get(edition, []):
+            if word in html:
+                found.setdefault(word, page.name)
+    assert not found, f"{edition}: the page frame uses the other side's words (word: first page): {found}"
 
 
 @pytest.mark.parametrize("edition", TRANSLATIONS)

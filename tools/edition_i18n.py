@@ -17,6 +17,7 @@ holds the words that no extraction sees (the theme's "Color mode", sphinx-exerci
 compiled here and answers, after the themes' and extensions' own catalogs, whatever they leave untranslated.
 """
 
+import gettext
 from os import path
 
 from docutils import nodes
@@ -89,9 +90,13 @@ def _alt_text(app, doctree, docname):
 
 
 def _add_ui_catalog(app, domain="ui"):
-    """Make ``locales/<lang>/LC_MESSAGES/ui.po`` the last resort of Sphinx's and sphinx-exercise's translations."""
-    import gettext
+    """Put ``locales/<lang>/LC_MESSAGES/ui.po`` into the translation chains of Sphinx, the themes and sphinx-exercise.
 
+    In the ``sphinx`` and ``exercise`` chains it comes last: it answers only what the catalogs before it lack (the
+    themes' "Light", "Dark" stay theirs; its "previous page" is taken before pydata-sphinx-theme's zh_TW falls back
+    to the Simplified 上一页). sphinx-book-theme's ``booktheme`` catalog is one file that translates its buttons
+    wrongly in places (zh_CN: Taiwan's 列印成 PDF): there ui.po's words replace its own.
+    """
     from sphinx import locale
     from sphinx.util.i18n import CatalogInfo
 
@@ -111,6 +116,10 @@ def _add_ui_catalog(app, domain="ui"):
                 translator, _ = locale.init([], app.config.language, catalog)
             # A fallback answers only what the catalogs before it lack (the themes' "Light", "Dark" stay theirs).
             translator.add_fallback(gettext.translation(domain, localedir=base, languages=[app.config.language]))
+        booktheme = locale.translators.get(("general", "booktheme"))
+        if isinstance(booktheme, gettext.GNUTranslations):  # the theme registered its catalog before this setup
+            ui = gettext.translation(domain, localedir=base, languages=[app.config.language])
+            booktheme._catalog.update({msgid: text for msgid, text in ui._catalog.items() if msgid})  # "": header
 
 
 def setup(app):

@@ -93,7 +93,7 @@ TERM_TABLE = {
     "以自注意力建立": "以自注意力建立", "建立一個比較基準": "建立一个比较基准", "建立 N": "构建 N",
     "要建立的": "要构建的", "章建立的": "章构建的",
     # A processor's cores are 核心 (OpenCC: 内核, a kernel); the fused kernels stay 内核.
-    "爭用核心": "争用核心", "與核心數": "与核心数", "處理器、核心": "处理器、核心", "只鎖定核心": "只锁定核心",
+    "爭用核心": "争用核心", "與核心數": "与核心数", "處理器、核心": "处理器、核心", "只鎖定核心": "只锁定内核",
     "行程": "进程",  # an operating system's process (not 列程)
     "建出": "构建", "印在": "打印在", "印為": "打印为", "回報": "报告", "水準": "水平", "紀錄": "记录", "產生器": "生成器",
     "產生出來的": "生成的", "勝過用猜的": "胜过随机猜测", "就像用猜的一樣": "就像随机猜测一样", "都用猜的": "都随机猜测的", "有多常": "以多大比例",
@@ -102,6 +102,13 @@ TERM_TABLE = {
     "條狀散佈圖": "条带图", "自注意力區塊": "自注意力模块", "這樣儲存它們": "这样存储它们",
     "文字": "文本", "以文字說明": "以文字说明",  # text as data is 文本; prose explanation stays 文字
     "融合核心": "融合内核", "橘色": "橙色", "面板": "子图", "散布圖": "散点图", "長條圖": "条形图",
+    # Words the reviews found Taiwanese, or broken by a shorter entry above (碼表 inside 編碼表示, 數位 inside 數位置).
+    "編碼表示": "编码表示", "開始數位置": "开始数位置", "梅爾倒頻譜係數": "梅尔频率倒谱系数", "倒頻譜": "倒谱",
+    "餘弦轉換": "余弦变换", "來摘要": "来概括", "被摘要成": "被概括成", "群集": "簇", "加總成": "相加得到", "加總": "求和",
+    "壓縮檔": "压缩包", "略過": "跳过", "丟出": "抛出", "最大值取得的": "最大值算出的", "取得": "获取",
+    "核心（kernel）": "内核（kernel）", "PyTorch 的核心": "PyTorch 的内核", "直覺做法": "直观做法", "但書": "补充说明",
+    "實務步驟": "实际操作步骤", "實務": "实践", "電腦存放正在處理之陣列": "计算机存放正在处理的数组",
+    "電腦": "计算机", "第幾行": "第几行", "資料夾": "文件夹", "拷貝": "复制",
 }
 # zh_CN messages written for the mainland reader rather than derived: {(catalog, msgid): zh_CN msgstr}.
 # tests/test_editions.py checks that each msgid still exists (an override of a changed message is stale).
@@ -110,14 +117,17 @@ ZH_CN_OVERRIDES = {
                     "there."):
         "用来学习权重的样本。台湾把 data 称为“资料”，大陆写作“数据”（在大陆，“资料”多指文献、材料）。",
     ("ui.po", "Link to this heading"): "链接到此标题",  # derived, 連結 would read as a graph's 连接
+    ("ui.po", "Link to this image"): "链接到此图片",
 }
 # The book's title in each edition (the English one is _config.yml's). "Column" is 行 in Taiwan, 列 on the mainland.
 TITLES = {"zh_TW": "自注意力機制，一行一行算"}
 SEARCH_TEXT = {"zh_TW": "搜尋本書……"}
-# Words of the page frame that come from configuration, not from a page: the footer's author line and the toggle of
-# a folded code cell (myst-nb's prompts). zh_CN derives from zh_TW unless it is given here.
+# Words of the page frame that come from configuration, not from a page: the footer's author line, the toggle of a
+# folded code cell (myst-nb's prompts) and the hint of a dropdown (sphinx-togglebutton's). zh_CN derives from zh_TW
+# unless it is given here.
 SETTINGS = {
-    "zh_TW": {"author": "本書作者群", "nb_code_prompt_show": "顯示程式碼", "nb_code_prompt_hide": "隱藏程式碼"},
+    "zh_TW": {"author": "本書作者群", "nb_code_prompt_show": "顯示程式碼", "nb_code_prompt_hide": "隱藏程式碼",
+              "togglebutton_hint": "點擊顯示", "togglebutton_hint_hide": "點擊隱藏"},
     "zh_CN": {"author": "本书作者"},
 }
 _SWAP = str.maketrans({"列": "行", "行": "列"})
