@@ -22,7 +22,7 @@ EXTRA_RULES = ["label-content-name-mismatch"]
 # The home page of each edition, and a chapter with folded code cells in English and in Chinese (the two Chinese
 # editions share their templates and the accessible names' script, so one of them stands for both).
 PAGES = ["intro.html", "zh_TW/intro.html", "zh_CN/intro.html",
-         "chapters/03_dot_product_attention.html", "zh_TW/chapters/03_dot_product_attention.html"]
+         "chapters/02_sequence_labeling.html", "zh_TW/chapters/02_sequence_labeling.html"]
 SETTLE_JS = """
 async () => {
   if (window.MathJax && MathJax.startup && MathJax.startup.promise) { await MathJax.startup.promise; }

@@ -3,8 +3,9 @@
 `make test` builds _build/html first; these tests serve it on 127.0.0.1 and open every page once, in one
 headless browser, with every request to another host routed to a failure. On each page they record what a
 reader would notice: errors in the console, failed requests, maths MathJax did not typeset, images that do
-not load or have no alt text, broken internal links, the page in dark mode and on a phone, and, on chapter
-pages, the lecture position, the download-as-.ipynb link, the folded plotting code and the numbered figures.
+not load or have no alt text, broken internal links, the page in dark mode and on a phone, where the article
+header's parts lie on a desktop and on a phone, and, on chapter pages, the lecture position, the download-as-.ipynb
+link, the folded plotting code and the numbered figures.
 The tests below then assert on those records. The crawl waits for what it measures (MathJax, images, the
 theme's switch to dark, the layout's transitions on a phone) explicitly; it takes no screenshots, since no test
 looks at one.
@@ -32,6 +33,7 @@ CHROMIUM = find_chromium()
 SEARCH_CONTROLS = ".search-button-field, .search-button, form.bd-search input"
 DESKTOP = {"width": 1280, "height": 900}
 PHONE = {"width": 375, "height": 740}  # a small phone, portrait
+HEADER_WIDTHS = (DESKTOP["width"], PHONE["width"])
 TIMEOUT_MS = 20_000
 FIG_NUMBER = re.compile(r"Fig\. \d+(\.\d+)*")
 
@@ -127,6 +129,28 @@ async () => {
 """.replace("SEARCH_CONTROLS", json.dumps(SEARCH_CONTROLS))
 
 
+# Runs in a page: where the article header's parts lie (the ☰ button that opens the table of contents, the bar of
+# the three editions, the buttons at its end), in the window of the moment.
+MEASURE_JS = """
+() => {
+  const box = el => { const r = el.getBoundingClientRect(); return {left: r.left, top: r.top, right: r.right,
+                                                                       bottom: r.bottom, width: r.width}; };
+  const header = document.querySelector(".bd-header-article");
+  const toggles = Array.from(document.querySelectorAll(".bd-header-article .primary-toggle"))
+      .filter(el => el.checkVisibility());
+  const parts = [".bd-header-article .primary-toggle", ".bd-header-article .edition-links",
+                 ".bd-header-article .header-article-items__end"]
+      .map(selector => document.querySelector(selector)).filter(el => el && el.checkVisibility());
+  return {
+    window: {width: document.documentElement.clientWidth, height: window.innerHeight},
+    header: header ? box(header) : null,
+    toggles: toggles.map(box),
+    parts: parts.map(el => ({name: el.className, box: box(el)})),
+  };
+}
+"""
+
+
 @dataclass
 class PageReport:
     """What one page did in the browser."""
@@ -142,6 +166,7 @@ class PageReport:
     download_visible: bool = False
     notebook: object = None  # the parsed .ipynb behind the download link, or an error message
     hidden_code_opens: bool = False
+    header: dict = field(default_factory=dict)  # {window width: what MEASURE_JS reported}
 
 
 def _site_pages(site):
@@ -213,6 +238,7 @@ def crawl(site, base_url, browser):
                    lambda route, r=report: (r.other_hosts.append(route.request.url), route.abort("blockedbyclient")))
         page.goto(base_url + path, wait_until="load")
         report.info = page.evaluate(INSPECT_JS)  # waits for MathJax and the images
+        report.header[DESKTOP["width"]] = page.evaluate(MEASURE_JS)
 
         if report.info["download"]:
             page.locator(".dropdown-download-buttons button.dropdown-toggle").click()
@@ -235,6 +261,7 @@ def crawl(site, base_url, browser):
 
         page.set_viewport_size(PHONE)
         report.phone = page.evaluate(PHONE_JS)  # waits for the sidebar's slide-out transition to end
+        report.header[PHONE["width"]] = page.evaluate(MEASURE_JS)
         page.close()
     context.close()
     if blocked:
@@ -390,6 +417,47 @@ def test_phone_viewport_shows_content_without_horizontal_scroll(crawl):
 # Site-wide features
 
 
+# The page header as a reader first sees it: every article header holds, at its start, the button that opens or
+# folds the table of contents (☰) and the bar naming the book's three editions; at its end, the download, theme,
+# search and contents buttons. On a desktop and on a phone, the ☰ button lies wholly inside the window and inside its
+# header, and nothing in the header covers anything else.
+
+
+@pytest.mark.parametrize("width", HEADER_WIDTHS)
+def test_the_sidebar_button_is_wholly_visible(crawl, width):
+    problems = []
+    for page, report in crawl.items():
+        m = report.header[width]
+        if len(m["toggles"]) != 1:
+            problems.append(f"{page}: {len(m['toggles'])} visible ☰ buttons in the article header, not 1")
+            continue
+        button, header, window = m["toggles"][0], m["header"], m["window"]
+        if button["top"] < 0 or button["left"] < 0 or button["right"] > window["width"] or button["bottom"] > window["height"]:
+            problems.append(f"{page}: the ☰ button {button} sticks out of the {window['width']} px window")
+        if button["top"] < header["top"] - 0.5 or button["bottom"] > header["bottom"] + 0.5:
+            problems.append(f"{page}: the ☰ button (top {button['top']:.1f}, bottom {button['bottom']:.1f}) sticks out "
+                            f"of its header (top {header['top']:.1f}, bottom {header['bottom']:.1f})")
+    assert not problems, f"at {width} px:\n" + "\n".join(problems)
+
+
+@pytest.mark.parametrize("width", HEADER_WIDTHS)
+def test_nothing_in_the_header_covers_anything_else(crawl, width):
+    problems = []
+    for page, report in crawl.items():
+        m = report.header[width]
+        parts = m["parts"]
+        assert len(parts) == 3, f"{page}: the header shows {[p['name'] for p in parts]}"
+        for i, a in enumerate(parts):
+            for b in parts[i + 1:]:
+                overlap_x = min(a["box"]["right"], b["box"]["right"]) - max(a["box"]["left"], b["box"]["left"])
+                overlap_y = min(a["box"]["bottom"], b["box"]["bottom"]) - max(a["box"]["top"], b["box"]["top"])
+                if overlap_x > 0.5 and overlap_y > 0.5:
+                    problems.append(f"{page}: {a['name']!r} and {b['name']!r} overlap by {overlap_x:.1f} x {overlap_y:.1f} px")
+            if a["box"]["right"] > m["window"]["width"] + 0.5:
+                problems.append(f"{page}: {a['name']!r} ends at {a['box']['right']:.1f} px, past the window")
+    assert not problems, f"at {width} px:\n" + "\n".join(problems)
+
+
 def test_search_finds_english_and_chinese_terms(browser, base_url):
     blocked = []
     context = _offline_context(browser, base_url, blocked, viewport=DESKTOP)
@@ -438,7 +506,7 @@ def test_edition_links_lead_to_the_same_page(browser, base_url):
     context = _offline_context(browser, base_url, blocked, viewport=DESKTOP)
     page = context.new_page()
     visited = []
-    page.goto(base_url + "chapters/06_positional_encoding.html")
+    page.goto(base_url + "run_it_yourself.html")  # a page with no maths: quick to load
     for name in ("繁體中文", "简体中文", "English"):
         page.locator("nav.edition-links a", has_text=name).first.click()
         page.wait_for_load_state()
@@ -447,11 +515,11 @@ def test_edition_links_lead_to_the_same_page(browser, base_url):
     context.close()
     assert not blocked, blocked
     assert [(u, l) for u, l, _ in visited] == [
-        ("zh_TW/chapters/06_positional_encoding.html", "zh-TW"),
-        ("zh_CN/chapters/06_positional_encoding.html", "zh-CN"),
-        ("chapters/06_positional_encoding.html", "en"),
+        ("zh_TW/run_it_yourself.html", "zh-TW"),
+        ("zh_CN/run_it_yourself.html", "zh-CN"),
+        ("run_it_yourself.html", "en"),
     ], visited
-    assert [h for _, _, h in visited] == ["位置編碼", "位置编码", "Positional encoding"], visited
+    assert [h for _, _, h in visited] == ["自己動手執行", "自己动手运行", "Run it yourself"], visited
 
 
 def test_dark_mode_button_toggles_and_is_remembered(browser, base_url, crawl):
