@@ -19,7 +19,7 @@ WITH_TORCH := $(if $(filter 1,$(TORCH)),torch)
 # when pyproject.toml or the lock changes. `make book` installs only `book`.
 stamp   = $(foreach extra,$(1),$(VENV)/.installed-py$(PYVER)-$(extra))
 JB     := $(BIN)/jupyter-book build . -W -n --keep-going
-NBVAL  := --nbval --nbval-sanitize-with tests/nbval_sanitize.cfg -p no:cacheprovider
+NBVAL  := --nbval --nbval-sanitize-with tests/nbval_sanitize.cfg -p no:cacheprovider -p nbval_kernels
 PYTEST_ARGS ?=
 # Another OpenBLAS kernel than this machine's, on one thread: the stored outputs must not depend on either.
 OTHER_BLAS := OPENBLAS_CORETYPE=$(if $(filter Prescott,$(OPENBLAS_CORETYPE)),Nehalem,Prescott) OPENBLAS_NUM_THREADS=1
