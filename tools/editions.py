@@ -109,15 +109,33 @@ TERM_TABLE = {
     "核心（kernel）": "内核（kernel）", "PyTorch 的核心": "PyTorch 的内核", "直覺做法": "直观做法", "但書": "补充说明",
     "實務步驟": "实际操作步骤", "實務": "实践", "電腦存放正在處理之陣列": "计算机存放正在处理的数组",
     "電腦": "计算机", "第幾行": "第几行", "資料夾": "文件夹", "拷貝": "复制",
+    # Round-2 review, reference pages and chapters 1-2. 行 as lines of code, 下列 as "listed below".
+    "短短幾行": "短短几行", "寫有下列步驟的": "写有以下步骤的", "圖與圖說": "图与图注",
+    # 依循 / 依 read as Taiwan's "follow" and "by".
+    "本書依循它的": "本书沿用它的", "本書依循的情況": "本书讨论的情况", "都依循第一種情況": "都采用第一种情况",
+    "本書依循 N": "本书讨论 N", "依主題分用": "按主题分配", "條目依英文術語": "条目按英文术语",
+    "每個值依其權重按比例貢獻": "每个值按其权重成比例地贡献", "依照輸出的形式把任務分類": "按输出的形式对任务分类",
+    "採嚴格模式": "采用严格模式", "示範詞彙表": "示例词汇表", "分成幾群的": "分成几簇的",
+    "出現了區塊": "出现了块状结构", "個亮的區塊": "个亮块", "儲存上的問題": "存储层面的问题",
+    "再將結果對應成一個數字": "再将结果映射为一个数", "視窗對應到": "窗口映射到", "沿著連結做的": "沿着边做的",
+    "用來印出中文術語的": "用来显示中文术语的", "離線產生 PDF": "离线生成 PDF", "取代 `ADDRESS`": "替换 `ADDRESS`",
+    "複製（clone）": "克隆（clone）", "印出一則訊息": "输出一条提示信息", "套件本身 `attn` ": "`attn` 包本身",
+    "（練習與解答區塊）": "（练习与解答框）", "單一層就有": "仅一层就有", "批次版本的": "批处理版本的",
+    "切成一個個音框": "切分成若干帧",
 }
 # zh_CN messages written for the mainland reader rather than derived: {(catalog, msgid): zh_CN msgstr}.
 # tests/test_editions.py checks that each msgid still exists (an override of a changed message is stale).
 ZH_CN_OVERRIDES = {
     ("glossary.po", "The examples the weights are learned from. On the mainland 资料 means documents, so data is 数据 "
                     "there."):
-        "用来学习权重的样本。台湾把 data 称为“资料”，大陆写作“数据”（在大陆，“资料”多指文献、材料）。",
+        "用来学习权重的样本。台湾地区把 data 称为“资料”；本书写作“数据”（“资料”在这里多指文献、材料）。",
+    ("glossary.po", "A vector written vertically, the lecture's convention. Careful: Taiwan calls a column 行 and a row "
+                    "列, the mainland the other way round."):
+        "直向书写的向量，也就是课程采用的惯例。注意：中国大陆把 row 称为“行”、column 称为“列”，台湾地区正好相反。",
     ("ui.po", "Link to this heading"): "链接到此标题",  # derived, 連結 would read as a graph's 连接
     ("ui.po", "Link to this image"): "链接到此图片",
+    ("ui.po", "Skip to main content"): "跳转到主要内容",  # derived: 跳至主要内容
+    ("ui.po", "Back to top"): "返回顶部",  # derived: 回到页首
 }
 # The book's title in each edition (the English one is _config.yml's). "Column" is 行 in Taiwan, 列 on the mainland.
 TITLES = {"zh_TW": "自注意力機制，一行一行算"}
