@@ -122,6 +122,25 @@ TERM_TABLE = {
     "複製（clone）": "克隆（clone）", "印出一則訊息": "输出一条提示信息", "套件本身 `attn` ": "`attn` 包本身",
     "（練習與解答區塊）": "（练习与解答框）", "單一層就有": "仅一层就有", "批次版本的": "批处理版本的",
     "切成一個個音框": "切分成若干帧",
+    # Round-2 review, chapters 3-7. A layout is 布局 (OpenCC's 配置 is a configuration); storing is 存储.
+    "框架的配置": "框架的布局", "以一種配置儲存的權重被用另一種配置讀取時": "按一种布局存储的权重被按另一种布局读取时",
+    "使用本章的配置": "使用本章的输入布局", "以列儲存的": "按行存储的", "分開保存三個矩陣": "分别存储三个矩阵",
+    "儲存就需要": "存储就需要",
+    # plain (dot product) is 普通; 個別 as 分别 / 单独.
+    "單純的內積": "普通的内积", "單純內積": "普通内积", "單純的自注意力": "普通的自注意力", "和單純把": "和仅仅把",
+    "以相同的權重*個別*轉換每個位置": "以相同的权重*分别*变换每个位置", "同時又能被個別處理": "同时又能被单独处理",
+    "FC 層則個別處理每個位置": "FC 层则逐个位置单独处理",
+    "一則經驗談": "一个经验之谈", "走遍所有的鍵": "遍历所有的键",
+    "隨機、單位變異數的查詢對上 $N = 8$ 個鍵": "随机的单位方差查询与 $N = 8$ 个键计算分数",
+    "分數的散布程度": "分数的离散程度", "略為上升": "略有上升",
+    "的鍵相符": "的键匹配", "相符時的分數": "匹配时的分数", "所有相符配對": "所有匹配的配对", "打分數": "打分",
+    # Counting from 0 or 1.
+    "從 0 起算": "从 0 开始计数", "從 1 起算": "从 1 开始编号", "內文中": "正文中",
+    # A frame is 帧, not 个.
+    "的視窗，每 10 ms 一個": "的窗口，每 10 ms 一帧", "每秒 100 個": "每秒 100 帧", "每秒 100 個向量": "每秒 100 个向量",
+    "每秒 100 個音框": "每秒 100 帧",
+    "把 $a^1$ 乘上 $W^q$": "用 $W^q$ 乘以 $a^1$", "把 $a^2$ 乘上 $W^k$": "用 $W^k$ 乘以 $a^2$", "乘上": "乘以",
+    "托普利茲": "托普利茨", "梅爾頻譜音框": "梅尔频谱帧", "低解析度": "低分辨率", "解析度": "分辨率",
 }
 # zh_CN messages written for the mainland reader rather than derived: {(catalog, msgid): zh_CN msgstr}.
 # tests/test_editions.py checks that each msgid still exists (an override of a changed message is stale).
@@ -132,6 +151,13 @@ ZH_CN_OVERRIDES = {
     ("glossary.po", "A vector written vertically, the lecture's convention. Careful: Taiwan calls a column 行 and a row "
                     "列, the mainland the other way round."):
         "直向书写的向量，也就是课程采用的惯例。注意：中国大陆把 row 称为“行”、column 称为“列”，台湾地区正好相反。",
+    # The derivation would swap the note's 列 and 行 and name each side's word wrongly.
+    ("chapters/04_matrix_form.po",
+     "PyTorch and most papers (the Transformer paper included) store each vector as a **row** (a row vector, 列向量 / "
+     "行向量: Taiwan calls a row 列, the mainland 行). The sequence becomes $X = I^T$, of shape $(N, d)$, and the "
+     "weights multiply from the right:"):
+        "PyTorch 和多数论文（包括 Transformer 的论文）把每个向量存成一**行**（也就是行向量，row vector；台湾地区把 row "
+        "称为“列”，中国大陆称为“行”，正好相反）。序列变成形状为 $(N, d)$ 的 $X = I^T$，权重则从右边相乘：",
     ("ui.po", "Link to this heading"): "链接到此标题",  # derived, 連結 would read as a graph's 连接
     ("ui.po", "Link to this image"): "链接到此图片",
     ("ui.po", "Skip to main content"): "跳转到主要内容",  # derived: 跳至主要内容
