@@ -95,7 +95,7 @@ TERM_TABLE = {
     # A processor's cores are 核心 (OpenCC: 内核, a kernel); the fused kernels stay 内核.
     "爭用核心": "争用核心", "與核心數": "与核心数", "處理器、核心": "处理器、核心", "只鎖定核心": "只锁定内核",
     "行程": "进程",  # an operating system's process (not 列程)
-    "建出": "构建", "印在": "打印在", "印為": "打印为", "回報": "报告", "水準": "水平", "紀錄": "记录", "產生器": "生成器",
+    "建出": "构建", "印在": "打印在", "印為": "打印为", "水準": "水平", "紀錄": "记录", "產生器": "生成器",
     "產生出來的": "生成的", "勝過用猜的": "胜过随机猜测", "就像用猜的一樣": "就像随机猜测一样", "都用猜的": "都随机猜测的", "有多常": "以多大比例",
     "說話者": "说话人", "在電腦上": "在计算机上", "逐位元": "逐位", "複製": "复制", "函式庫": "库", "平手": "平局",
     "從範例中學習": "从样本中学习",
@@ -109,15 +109,65 @@ TERM_TABLE = {
     "核心（kernel）": "内核（kernel）", "PyTorch 的核心": "PyTorch 的内核", "直覺做法": "直观做法", "但書": "补充说明",
     "實務步驟": "实际操作步骤", "實務": "实践", "電腦存放正在處理之陣列": "计算机存放正在处理的数组",
     "電腦": "计算机", "第幾行": "第几行", "資料夾": "文件夹", "拷貝": "复制",
+    # Round-2 review, reference pages and chapters 1-2. 行 as lines of code, 下列 as "listed below".
+    "短短幾行": "短短几行", "寫有下列步驟的": "写有以下步骤的", "圖與圖說": "图与图注",
+    # 依循 / 依 read as Taiwan's "follow" and "by".
+    "本書依循它的": "本书沿用它的", "本書依循的情況": "本书讨论的情况", "都依循第一種情況": "都采用第一种情况",
+    "本書依循 N": "本书讨论 N", "依主題分用": "按主题分配", "條目依英文術語": "条目按英文术语",
+    "每個值依其權重按比例貢獻": "每个值按其权重成比例地贡献", "依照輸出的形式把任務分類": "按输出的形式对任务分类",
+    "採嚴格模式": "采用严格模式", "示範詞彙表": "示例词汇表", "分成幾群的": "分成几簇的",
+    "出現了區塊": "出现了块状结构", "個亮的區塊": "个亮块", "儲存上的問題": "存储层面的问题",
+    "再將結果對應成一個數字": "再将结果映射为一个数", "視窗對應到": "窗口映射到", "沿著連結做的": "沿着边做的",
+    "用來印出中文術語的": "用来显示中文术语的", "離線產生 PDF": "离线生成 PDF", "取代 `ADDRESS`": "替换 `ADDRESS`",
+    "複製（clone）": "克隆（clone）", "印出一則訊息": "输出一条提示信息", "套件本身 `attn` ": "`attn` 包本身",
+    "（練習與解答區塊）": "（练习与解答框）", "單一層就有": "仅一层就有", "批次版本的": "批处理版本的",
+    "切成一個個音框": "切分成若干帧",
+    # Round-2 review, chapters 3-7. A layout is 布局 (OpenCC's 配置 is a configuration); storing is 存储.
+    "框架的配置": "框架的布局", "以一種配置儲存的權重被用另一種配置讀取時": "按一种布局存储的权重被按另一种布局读取时",
+    "使用本章的配置": "使用本章的输入布局", "以列儲存的": "按行存储的", "分開保存三個矩陣": "分别存储三个矩阵",
+    "儲存就需要": "存储就需要",
+    # plain (dot product) is 普通; 個別 as 分别 / 单独.
+    "單純的內積": "普通的内积", "單純內積": "普通内积", "單純的自注意力": "普通的自注意力", "和單純把": "和仅仅把",
+    "以相同的權重*個別*轉換每個位置": "以相同的权重*分别*变换每个位置", "同時又能被個別處理": "同时又能被单独处理",
+    "FC 層則個別處理每個位置": "FC 层则逐个位置单独处理",
+    "一則經驗談": "一个经验之谈", "走遍所有的鍵": "遍历所有的键",
+    "隨機、單位變異數的查詢對上 $N = 8$ 個鍵": "随机的单位方差查询与 $N = 8$ 个键计算分数",
+    "分數的散布程度": "分数的离散程度", "略為上升": "略有上升",
+    "的鍵相符": "的键匹配", "相符時的分數": "匹配时的分数", "所有相符配對": "所有匹配的配对", "打分數": "打分",
+    # Counting from 0 or 1.
+    "從 0 起算": "从 0 开始计数", "從 1 起算": "从 1 开始编号", "內文中": "正文中",
+    # A frame is 帧, not 个.
+    "的視窗，每 10 ms 一個": "的窗口，每 10 ms 一帧", "每秒 100 個": "每秒 100 帧", "每秒 100 個向量": "每秒 100 个向量",
+    "每秒 100 個音框": "每秒 100 帧",
+    "乘上": "乘以",
+    "托普利茲": "托普利茨", "梅爾頻譜音框": "梅尔频谱帧", "低解析度": "低分辨率", "解析度": "分辨率",
+    # Round-2 review, chapters 8-11. To report is 报告, a reward 回报 (OpenCC's own).
+    "並回報": "并报告", "回報的誤差": "报告的误差", "呈現的是它的回報": "展示的是它带来的回报",
+    "最多相隔 11 個）": "最多相隔 11 帧）", "靜音占其餘 $N - 4$ 個": "静音占其余 $N - 4$ 帧", "任何 3 個連續的音框": "任何连续 3 帧",
+    "分散程度": "离散程度", "依序讀取記憶體": "按顺序连续读取内存", "留在晶片上的快速記憶體中": "留在片上高速存储器（SRAM）中",
+    "單一執行緒": "单线程", "單一學習率訓練": "统一学习率的训练", "深色的 3 × 3 區塊外都是白色；該區塊": "深色的 3 × 3 方块外都是白色；该方块",
+    "訓練歷程": "训练历史（history）", "以親手寫的程式碼實作": "用手写代码实现",
 }
 # zh_CN messages written for the mainland reader rather than derived: {(catalog, msgid): zh_CN msgstr}.
 # tests/test_editions.py checks that each msgid still exists (an override of a changed message is stale).
 ZH_CN_OVERRIDES = {
     ("glossary.po", "The examples the weights are learned from. On the mainland 资料 means documents, so data is 数据 "
                     "there."):
-        "用来学习权重的样本。台湾把 data 称为“资料”，大陆写作“数据”（在大陆，“资料”多指文献、材料）。",
+        "用来学习权重的样本。台湾地区把 data 称为“资料”；本书写作“数据”（“资料”在这里多指文献、材料）。",
+    ("glossary.po", "A vector written vertically, the lecture's convention. Careful: Taiwan calls a column 行 and a row "
+                    "列, the mainland the other way round."):
+        "直向书写的向量，也就是课程采用的惯例。注意：中国大陆把 row 称为“行”、column 称为“列”，台湾地区正好相反。",
+    # The derivation would swap the note's 列 and 行 and name each side's word wrongly.
+    ("chapters/04_matrix_form.po",
+     "PyTorch and most papers (the Transformer paper included) store each vector as a **row** (a row vector, 列向量 / "
+     "行向量: Taiwan calls a row 列, the mainland 行). The sequence becomes $X = I^T$, of shape $(N, d)$, and the "
+     "weights multiply from the right:"):
+        "PyTorch 和多数论文（包括 Transformer 的论文）把每个向量存成一**行**（也就是行向量，row vector；台湾地区把 row "
+        "称为“列”，中国大陆称为“行”，正好相反）。序列变成形状为 $(N, d)$ 的 $X = I^T$，权重则从右边相乘：",
     ("ui.po", "Link to this heading"): "链接到此标题",  # derived, 連結 would read as a graph's 连接
     ("ui.po", "Link to this image"): "链接到此图片",
+    ("ui.po", "Skip to main content"): "跳转到主要内容",  # derived: 跳至主要内容
+    ("ui.po", "Back to top"): "返回顶部",  # derived: 回到页首
 }
 # The book's title in each edition (the English one is _config.yml's). "Column" is 行 in Taiwan, 列 on the mainland.
 TITLES = {"zh_TW": "自注意力機制，一行一行算"}
