@@ -27,6 +27,8 @@ NUMBER = re.compile(r"\d+(?:\.\d+)?")
 MILLIONS = re.compile(r"((?:\d+(?:\.\d+)?, )*\d+(?:\.\d+)?(?:,? and \d+(?:\.\d+)?)?) million\b"
                       r"|(\d+(?:\.\d+)?) M\b")
 CHINESE_COUNT = re.compile(r"(\d+(?:\.\d+)?) ?([萬万億亿])")
+# A number with its thousands set apart by spaces, as the English text writes them: 16 000, 60 000.
+THOUSANDS = re.compile(r"(?<![\d.])\d{1,3}(?: \d{3})+(?![\d.])")
 SCALE = {"萬": 10**4, "万": 10**4, "億": 10**8, "亿": 10**8}
 
 
@@ -55,6 +57,7 @@ def invariants(text):
     rest = MILLIONS.sub(lambda m: " ".join(_plain(float(n) * 10**6) for n in NUMBER.findall(m.group(1) or m.group(2))),
                         rest)
     rest = CHINESE_COUNT.sub(lambda m: _plain(float(m.group(1)) * SCALE[m.group(2)]), rest)
+    rest = THOUSANDS.sub(lambda m: m.group(0).replace(" ", ""), rest)  # "60 000" is one number
     return Counter(math), Counter(code), Counter(roles), Counter(NUMBER.findall(rest))
 
 
@@ -67,6 +70,7 @@ def test_counts_in_millions_are_compared_by_value():
     assert invariants("9, 30 and 90 million images")[3] == invariants("900 萬、3000 萬與 9000 萬張")[3]
     assert invariants("1.3 million")[3] == invariants("130 萬")[3] != invariants("1.3 百萬")[3]
     assert invariants("300 million")[3] == invariants("3 億張")[3] != invariants("300 萬")[3]
+    assert invariants("16 000 samples, 60 000 vectors")[3] == invariants("1.6 萬個樣本，6 萬個向量")[3]
     assert invariants("needs 0.44 M; about 479 M")[3] == invariants("需要 44 萬；約 4.79 億")[3]
     assert invariants("0.44 M at r = 5 and 479 M at r = 5997")[3] == invariants("r = 5 時 44 萬，r = 5997 時 4.79 億")[3]
 
