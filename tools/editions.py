@@ -75,7 +75,7 @@ TERM_TABLE = {
     "這個音框": "这一帧", "每個音框": "每帧", "一個個音框": "一帧帧", "個音框": "帧", "音框": "帧",
     # Taiwan's words for the mainland's.
     "雜訊": "噪声", "預設": "默认", "回傳": "返回", "建置": "构建", "建構": "构建", "透過": "通过", "量測": "测量",
-    "實務上": "实际中", "最小平方法": "最小二乘法", "最小平方": "最小二乘", "相依圖": "依赖图", "相依": "依赖",
+    "實務上": "在实践中", "在實務上": "在实践中", "最小平方法": "最小二乘法", "最小平方": "最小二乘", "相依圖": "依赖图", "相依": "依赖",
     "循序": "串行", "單一個": "单个", "依序": "依次",
     "區塊": "块", "Transformer 區塊": "Transformer 模块", "這種區塊": "这种模块", "解答區塊": "解答部分",
     "分群": "聚类", "彈性": "灵活性", "語者": "说话人", "主詞": "主语", "代名詞": "代词", "語意": "语义",
@@ -147,13 +147,25 @@ TERM_TABLE = {
     "分散程度": "离散程度", "依序讀取記憶體": "按顺序连续读取内存", "留在晶片上的快速記憶體中": "留在片上高速存储器（SRAM）中",
     "單一執行緒": "单线程", "單一學習率訓練": "统一学习率的训练", "深色的 3 × 3 區塊外都是白色；該區塊": "深色的 3 × 3 方块外都是白色；该方块",
     "訓練歷程": "训练历史（history）", "以親手寫的程式碼實作": "用手写代码实现",
+    # Round-3 review. 套用 (apply) by context; 套用公式 stays.
+    "套用 tanh": "经过 tanh", "套用連鎖律": "应用链式法则", "對每個向量單獨套用的全連接層": "单独作用于每个向量的全连接层",
+    "拆法套用在": "拆法应用于", "把它套用到": "把它应用到", "在套用它學到的": "在应用它学到的", "再套用 $W^O$": "再应用 $W^O$",
+    "遞推式套用在": "递推式应用于", "分別套用在每個位置上": "分别作用于每个位置上", "套用 FC 網路": "应用 FC 网络",
+    "在每個位置上套用": "在每个位置上应用", "上套用同一個": "上应用同一个",
+    # 位在 (to be located) is 位于.
+    "位在哪裡": "位于何处", "位在": "位于",
+    "單純的序列所不帶有的資訊": "普通序列本身不包含的信息",
+    # An equation, mathematics: 公式.
+    "寫成方程式": "写成公式", "數學式和課程一樣": "数学公式中和课程一样", "呈現各章的數學式": "渲染各章的数学公式",
+    "前向的方程式": "前向的公式",
+    "再依目錄的順序": "再按目录顺序",
 }
 # zh_CN messages written for the mainland reader rather than derived: {(catalog, msgid): zh_CN msgstr}.
 # tests/test_editions.py checks that each msgid still exists (an override of a changed message is stale).
 ZH_CN_OVERRIDES = {
     ("glossary.po", "The examples the weights are learned from. On the mainland 资料 means documents, so data is 数据 "
                     "there."):
-        "用来学习权重的样本。台湾地区把 data 称为“资料”；本书写作“数据”（“资料”在这里多指文献、材料）。",
+        "用来学习权重的样本。台湾地区把 data 称为“资料”；本书写作“数据”（在中国大陆，“资料”多指文献、材料）。",
     ("glossary.po", "A vector written vertically, the lecture's convention. Careful: Taiwan calls a column 行 and a row "
                     "列, the mainland the other way round."):
         "直向书写的向量，也就是课程采用的惯例。注意：中国大陆把 row 称为“行”、column 称为“列”，台湾地区正好相反。",
