@@ -27,8 +27,9 @@ NUMBER = re.compile(r"\d+(?:\.\d+)?")
 MILLIONS = re.compile(r"((?:\d+(?:\.\d+)?, )*\d+(?:\.\d+)?(?:,? and \d+(?:\.\d+)?)?) million\b"
                       r"|(\d+(?:\.\d+)?) M\b")
 CHINESE_COUNT = re.compile(r"(\d+(?:\.\d+)?) ?([萬万億亿])")
-# A number with its thousands set apart by spaces, as the English text writes them: 16 000, 60 000.
-THOUSANDS = re.compile(r"(?<![\d.])\d{1,3}(?: \d{3})+(?![\d.])")
+# A number with its thousands set apart by spaces or commas, as the English text writes them: 16 000, 60 000,
+# 768,000 (one separator throughout; a list "5, 30" has a space after its comma and stays two numbers).
+THOUSANDS = re.compile(r"(?<![\d.,])\d{1,3}([ ,])\d{3}(?:\1\d{3})*(?!\d|[.,]\d)")
 SCALE = {"萬": 10**4, "万": 10**4, "億": 10**8, "亿": 10**8}
 
 
@@ -57,7 +58,7 @@ def invariants(text):
     rest = MILLIONS.sub(lambda m: " ".join(_plain(float(n) * 10**6) for n in NUMBER.findall(m.group(1) or m.group(2))),
                         rest)
     rest = CHINESE_COUNT.sub(lambda m: _plain(float(m.group(1)) * SCALE[m.group(2)]), rest)
-    rest = THOUSANDS.sub(lambda m: m.group(0).replace(" ", ""), rest)  # "60 000" is one number
+    rest = THOUSANDS.sub(lambda m: m.group(0).replace(m.group(1), ""), rest)  # "60 000", "768,000": one number
     return Counter(math), Counter(code), Counter(roles), Counter(NUMBER.findall(rest))
 
 
@@ -71,6 +72,9 @@ def test_counts_in_millions_are_compared_by_value():
     assert invariants("1.3 million")[3] == invariants("130 萬")[3] != invariants("1.3 百萬")[3]
     assert invariants("300 million")[3] == invariants("3 億張")[3] != invariants("300 萬")[3]
     assert invariants("16 000 samples, 60 000 vectors")[3] == invariants("1.6 萬個樣本，6 萬個向量")[3]
+    assert invariants("768,000 numbers, 4,160 and 1,000,000")[3] == invariants("76.8 萬個數字、4160 與 100 萬")[3]
+    assert invariants("5,800, 11,600 and 16,400")[3] == invariants("5800、1.16 萬與 1.64 萬")[3]
+    assert invariants("sizes 5, 30 and 90")[3] == invariants("大小 5、30 與 90")[3] != invariants("大小 530 與 90")[3]
     assert invariants("needs 0.44 M; about 479 M")[3] == invariants("需要 44 萬；約 4.79 億")[3]
     assert invariants("0.44 M at r = 5 and 479 M at r = 5997")[3] == invariants("r = 5 時 44 萬，r = 5997 時 4.79 億")[3]
 

@@ -106,7 +106,7 @@ TERM_TABLE = {
     "編碼表示": "编码表示", "開始數位置": "开始数位置", "梅爾倒頻譜係數": "梅尔频率倒谱系数", "倒頻譜": "倒谱",
     "餘弦轉換": "余弦变换", "來摘要": "来概括", "被摘要成": "被概括成", "群集": "簇", "加總成": "相加得到", "加總": "求和",
     "壓縮檔": "压缩包", "略過": "跳过", "丟出": "抛出", "最大值取得的": "最大值算出的", "取得": "获取",
-    "核心（kernel）": "内核（kernel）", "PyTorch 的核心": "PyTorch 的内核", "直覺做法": "直观做法", "但書": "补充说明",
+    "核心（kernel）": "内核（kernel）", "直覺做法": "直观做法", "但書": "补充说明",
     "實務步驟": "实际操作步骤", "實務": "实践", "電腦存放正在處理之陣列": "计算机存放正在处理的数组",
     "電腦": "计算机", "第幾行": "第几行", "資料夾": "文件夹", "拷貝": "复制",
     # Round-2 review, reference pages and chapters 1-2. 行 as lines of code, 下列 as "listed below".
@@ -147,6 +147,14 @@ TERM_TABLE = {
     "分散程度": "离散程度", "依序讀取記憶體": "按顺序连续读取内存", "留在晶片上的快速記憶體中": "留在片上高速存储器（SRAM）中",
     "單一執行緒": "单线程", "單一學習率訓練": "统一学习率的训练", "深色的 3 × 3 區塊外都是白色；該區塊": "深色的 3 × 3 方块外都是白色；该方块",
     "訓練歷程": "训练历史（history）", "以親手寫的程式碼實作": "用手写代码实现",
+    # Round-3 review, chapters 8-11. Measured values are 测得的; 依 as "by" is 按; 親手 as 手写 / 手工.
+    "量到的": "测得的", "量得的": "测得的",
+    "依該頭": "按该头", "只依相對位置": "只按相对位置", "依所用的技巧將這些": "按所用的技巧对这些",
+    "依它們所用的技巧": "按它们所用的技巧", "依打亂的順序把所有批次走過一遍": "按打乱后的顺序把所有批量遍历一遍",
+    "依與線索的距離": "按与线索的距离", "依其線索的距離": "按其线索的距离", "依輸出的形式為任務分類": "按输出的形式对任务分类",
+    "先依本章訓練時的大小": "先按本章训练时的规模", "依語者可能的": "按说话人可能采用的",
+    "用課程的 softmax 親手寫出來，是這樣的": "用课程中的 softmax 手写实现，如下", "親手分塊時": "手工分块时",
+    "親手寫出的分塊注意力": "手写的分块注意力",
     # Round-3 review. 套用 (apply) by context; 套用公式 stays.
     "套用 tanh": "经过 tanh", "套用連鎖律": "应用链式法则", "對每個向量單獨套用的全連接層": "单独作用于每个向量的全连接层",
     "拆法套用在": "拆法应用于", "把它套用到": "把它应用到", "在套用它學到的": "在应用它学到的", "再套用 $W^O$": "再应用 $W^O$",
@@ -276,6 +284,7 @@ def derive(lang_from="zh_TW", lang_to="zh_CN"):
                 message.string = ZH_CN_OVERRIDES[rel, message.id]
             elif message.id and message.string:
                 message.string = to_simplified(message.string, converter, pairs)
+        catalog.obsolete.clear()  # zh_TW's retired translations (#~) would stay Traditional; zh_CN needs none
         buffer = io.BytesIO()
         write_po(buffer, catalog, width=0, omit_header=False, sort_output=False, include_previous=False)
         out[po.relative_to(LOCALES / lang_from / "LC_MESSAGES")] = buffer.getvalue().decode("utf-8")
