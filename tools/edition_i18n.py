@@ -1,7 +1,8 @@
 """A Sphinx extension: the text Sphinx's own translation misses, translated from the same page catalogs.
 
 Sphinx translates a page's paragraphs, headings and table cells from ``locales/<lang>/LC_MESSAGES/<page>.po`` in an
-early transform (``Locale``, priority 20). Two kinds of text come later and stayed English in the Chinese editions:
+early transform (``Locale``, priority 20). Two kinds of text come later and stayed English in the Chinese editions (and one side effect of the translation is
+undone here: see ``_own_document``):
 
 - The parts' captions of the table of contents ("The lecture", ...): sphinx-external-toc inserts the root page's
   toctrees at priority 100, after the translation. Sphinx's gettext builder still extracts the captions into the
@@ -122,7 +123,23 @@ def _add_ui_catalog(app, domain="ui"):
             booktheme._catalog.update({msgid: text for msgid, text in ui._catalog.items() if msgid})  # "": header
 
 
+def _own_document(app, doctree):
+    """Point every node of a translated page at that page's document.
+
+    Sphinx parses each translation as a small document of its own and moves the parsed nodes into the page; the
+    nodes (a translated formula, say) keep pointing at that small document, whose settings hold the whole build
+    environment. Pickled with the page, that made each edition's doctree about 20 times the English one's, and an
+    edition build that had nothing to do spent most of its time unpickling them.
+    """
+    if not _translating(app):
+        return
+    for node in doctree.findall():  # text nodes too
+        if node.document is not doctree:
+            node.document = doctree
+
+
 def setup(app):
+    app.connect("doctree-read", _own_document)
     _add_ui_catalog(app)
     app.add_transform(TranslateTocCaptions)
     app.connect("doctree-resolved", _alt_text)
