@@ -100,8 +100,9 @@ UI_WORDS = [
     "Link to this image", 'title="Print to PDF"', 'subtitle">previous<', 'subtitle">next<',
 ]
 # Words of the page frame that a theme's catalog gives in the other Chinese (pydata-sphinx-theme's zh_TW falls back
-# to its Simplified catalog; sphinx-book-theme's zh_CN has Taiwan's 列印), which ui.po corrects: {edition: words}.
-OTHER_CHINESE_FRAME_WORDS = {"zh_TW": ["上一页", "下一页"], "zh_CN": ["列印"]}
+# to its Simplified catalog; sphinx-book-theme's zh_CN has Taiwan's 列印; Sphinx's zh_TW calls a heading a 標頭, a
+# page header), which ui.po corrects: {edition: words}.
+OTHER_CHINESE_FRAME_WORDS = {"zh_TW": ["上一页", "下一页", "連結到這個標頭"], "zh_CN": ["列印"]}
 
 
 @pytest.mark.parametrize("edition", TRANSLATIONS)

@@ -91,12 +91,13 @@ def _alt_text(app, doctree, docname):
 
 
 def _add_ui_catalog(app, domain="ui"):
-    """Put ``locales/<lang>/LC_MESSAGES/ui.po`` into the translation chains of Sphinx, the themes and sphinx-exercise.
+    """Make ``locales/<lang>/LC_MESSAGES/ui.po`` the first answer for the words of the page frame it holds.
 
-    In the ``sphinx`` and ``exercise`` chains it comes last: it answers only what the catalogs before it lack (the
-    themes' "Light", "Dark" stay theirs; its "previous page" is taken before pydata-sphinx-theme's zh_TW falls back
-    to the Simplified 上一页). sphinx-book-theme's ``booktheme`` catalog is one file that translates its buttons
-    wrongly in places (zh_CN: Taiwan's 列印成 PDF): there ui.po's words replace its own.
+    ui.po holds only the words to supply or correct, so every other word (the themes' "Light", "Dark") is still
+    answered by the catalogs it has always come from. Sphinx's chain starts with the project's ``sphinx.po`` and
+    sphinx-book-theme's ``booktheme`` chain with the theme's own catalog: ui.po's words go into that first catalog
+    (so its 連結到此標題 wins over Sphinx's zh_TW 連結到這個標頭, its 上一頁 over pydata-sphinx-theme's Simplified
+    上一页, its 打印 over the theme's zh_CN 列印). sphinx-exercise has no Chinese catalog: there ui.po answers last.
     """
     from sphinx import locale
     from sphinx.util.i18n import CatalogInfo
@@ -111,16 +112,15 @@ def _add_ui_catalog(app, domain="ui"):
         info = CatalogInfo(messages, domain, "utf-8")
         if info.is_outdated():
             info.write_mo(app.config.language)
-        for catalog in ("sphinx", "exercise"):
+        for catalog in ("sphinx", "booktheme", "exercise"):
+            ui = gettext.translation(domain, localedir=base, languages=[app.config.language])
             translator = locale.translators.get(("general", catalog))
             if translator is None:
                 translator, _ = locale.init([], app.config.language, catalog)
-            # A fallback answers only what the catalogs before it lack (the themes' "Light", "Dark" stay theirs).
-            translator.add_fallback(gettext.translation(domain, localedir=base, languages=[app.config.language]))
-        booktheme = locale.translators.get(("general", "booktheme"))
-        if isinstance(booktheme, gettext.GNUTranslations):  # the theme registered its catalog before this setup
-            ui = gettext.translation(domain, localedir=base, languages=[app.config.language])
-            booktheme._catalog.update({msgid: text for msgid, text in ui._catalog.items() if msgid})  # "": header
+            if isinstance(translator, gettext.GNUTranslations):
+                translator._catalog.update({msgid: text for msgid, text in ui._catalog.items() if msgid})  # "": header
+            else:
+                translator.add_fallback(ui)
 
 
 def _own_document(app, doctree):
