@@ -113,6 +113,19 @@ def test_the_book_has_a_table_of_contents(pdf, edition):
         assert re.search(title_pattern(page["doc"], edition), first_pages), f"{page['doc']} is missing from the contents"
 
 
+def test_contents_name_the_parts_in_the_editions_language(pdf, edition):
+    contents = squash(pdf.pages[0].extract_text())
+    parts = {page["part"] for page in print_pdf.toc_pages() if page["part"]}
+    assert parts, "_toc.yml has no parts"
+    if edition == "en":
+        assert all(squash(part) in contents for part in parts), f"the contents lack a part of {parts}"
+    else:
+        translated = {page["part"] for page in print_pdf.translated_parts(print_pdf.toc_pages(), edition) if page["part"]}
+        assert not translated & parts, f"{edition}: a part's caption is not translated: {translated & parts}"
+        assert all(squash(part) in contents for part in translated), f"{edition}: the contents lack a part of {translated}"
+        assert not any(squash(part) in contents for part in parts), f"{edition}: the contents show English captions"
+
+
 def test_contents_give_the_page_each_part_starts_on(pdf, edition):
     contents = [squash(line) for line in pdf.pages[0].extract_text().splitlines()]
     for page in print_pdf.toc_pages():

@@ -24,7 +24,7 @@ import time
 from pathlib import Path
 
 import yaml
-from book_site import CHROMIUM_ARGS, PDF_NAME, ROOT, edition_pdf, find_chromium, off_site, served
+from book_site import CHROMIUM_ARGS, PDF_NAME, ROOT, TRANSLATIONS, edition_pdf, find_chromium, off_site, served
 
 TIMEOUT_MS = 120_000
 
@@ -65,6 +65,16 @@ def toc_pages(root=ROOT):
     return pages
 
 
+def translated_parts(pages, lang, root=ROOT):
+    """``pages`` with each part's caption in edition ``lang`` (the root page's catalog translates the captions)."""
+    from babel.messages.pofile import read_po
+
+    catalog = root / "locales" / lang / "LC_MESSAGES" / (pages[0]["doc"] + ".po")
+    with catalog.open("rb") as f:
+        words = {m.id: m.string for m in read_po(f) if m.id and m.string}
+    return [dict(page, part=words.get(page["part"], page["part"])) for page in pages]
+
+
 def book_title(root=ROOT):
     return yaml.safe_load((root / "_config.yml").read_text(encoding="utf-8"))["title"]
 
@@ -74,6 +84,8 @@ def print_book(site, out, chromium):
     from playwright.sync_api import sync_playwright
 
     pages = toc_pages()
+    if site.name in TRANSLATIONS:  # a Chinese edition: its parts' captions in its own words
+        pages = translated_parts(pages, site.name)
     missing = [p["doc"] for p in pages if not (site / (p["doc"] + ".html")).exists()]
     if missing:
         raise SystemExit(f"{site} lacks pages of _toc.yml: {missing}; build the site first (make book)")
@@ -115,27 +127,37 @@ def _assemble(browser, base, pages):
     return page, report
 
 
+PRINTS = 6
+
+
 def _print(page, pages, report):
     """The PDF's bytes, its contents numbered.
 
-    Print, read where each page of the site starts, write those numbers into the contents, and print again until
-    they agree (the numbers take no extra lines, so the second print does). The first print skips the tags and
-    the outline (a quarter faster; the layout is the same).
+    Print, read where each page of the site starts, write those numbers into the contents, and print again until a
+    print agrees with the numbers it shows. Chromium's print layout of the Chinese editions can alternate between
+    two states from one print to the next with nothing in the page changed (a block moves to the next page and
+    back), so numbers are replaced only when two prints in a row disagree with them: of two alternating prints, the
+    one that matches is returned. The first print skips the tags and the outline (a quarter faster; the layout is
+    the same).
     """
     options = dict(format="A4", scale=0.85, print_background=True, outline=True, tagged=True,
                    margin={"top": "16mm", "bottom": "18mm", "left": "14mm", "right": "14mm"},
                    display_header_footer=True, header_template="<span></span>",
                    footer_template=FOOTER.format(title=html.escape(report["site_title"] or book_title())))
     keys = [_key(p) for p in pages]
-    written = {}
-    for attempt in range(3):
+    written, misses, history = None, 0, []
+    for attempt in range(PRINTS):
         pdf = page.pdf(**dict(options, tagged=False, outline=False) if attempt == 0 else options)
         starts = _start_pages(pdf, keys)
         if starts == written:
             return pdf
-        page.evaluate(NUMBER_JS, starts)
-        written = starts
-    raise SystemExit(f"the contents' page numbers did not settle: {written} vs {starts}")
+        history.append(starts)
+        misses += 1
+        if written is None or misses == 2:
+            page.evaluate(NUMBER_JS, starts)
+            written, misses = starts, 0
+    changed = {k: [h[k] for h in history] for k in keys if len({h[k] for h in history}) > 1}
+    raise SystemExit(f"the contents' page numbers did not settle in {PRINTS} prints: {changed}")
 
 
 def _key(page):
