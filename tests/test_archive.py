@@ -195,10 +195,16 @@ ALONE = textwrap.dedent("""
 
 
 def _pins(book, requirements):
-    """{canonical name: version} of every package a requirements file of the archive pins (following its -r)."""
+    """{canonical name: version} of every package a requirements file of the archive pins for this Python (following
+    its -r; a pin whose environment marker does not hold here is left out, as pip leaves it out)."""
+    from packaging.markers import Marker
+
     pins = {}
     for line in (book / requirements).read_text(encoding="utf-8").splitlines():
-        line = line.split("#")[0].split(";")[0].strip()
+        line, _, marker = line.split("#")[0].partition(";")
+        line = line.strip()
+        if marker.strip() and not Marker(marker).evaluate():  # e.g. python_version < "3.12": not for this Python
+            continue
         if line.startswith("-r "):
             pins.update(_pins(book, line[3:].strip()))
         elif line:
