@@ -1,8 +1,8 @@
 """A Sphinx extension: the text Sphinx's own translation misses, translated from the same page catalogs.
 
 Sphinx translates a page's paragraphs, headings and table cells from ``locales/<lang>/LC_MESSAGES/<page>.po`` in an
-early transform (``Locale``, priority 20). Two kinds of text come later and stayed English in the Chinese editions (and one side effect of the translation is
-undone here: see ``_own_document``):
+early transform (``Locale``, priority 20). Two kinds of text come later and stayed English in the Chinese editions
+(and one side effect of that translation is undone here, see ``_own_document``):
 
 - The parts' captions of the table of contents ("The lecture", ...): sphinx-external-toc inserts the root page's
   toctrees at priority 100, after the translation. Sphinx's gettext builder still extracts the captions into the
