@@ -5,6 +5,7 @@ heading, not only listed in the contents), the references the site lists, no TeX
 every Chinese term of the glossary, fonts that are all embedded, and a page count in proportion to the book.
 Each Chinese edition built into the site (_build/html/zh_TW, ...) is printed too, beside it (book_site.edition_pdf),
 and checked the same way (its titles are read from its own pages).
+The pages' text comes from print_pdf.page_texts: read once when the book is printed and kept under the PDF's hash.
 Skips when chromium (which prints it) or the PDF is missing; in CI, which builds it, a skip is a failure.
 """
 
@@ -73,8 +74,19 @@ def pdf(edition):
 
 
 @pytest.fixture(scope="module")
-def text(pdf):
-    return "\n".join(page.extract_text() for page in pdf.pages)
+def pages(pdf, edition):
+    """Each page's text (kept beside the PDF by the printer, under the PDF's hash); the first, a middle and the last
+    page are read afresh and must agree with it."""
+    texts = print_pdf.page_texts(edition_pdf(edition))
+    assert len(texts) == len(pdf.pages), f"the kept text has {len(texts)} pages, the PDF {len(pdf.pages)}"
+    for number in sorted({0, len(texts) // 2, len(texts) - 1}):
+        assert texts[number] == pdf.pages[number].extract_text(), f"the kept text of page {number + 1} is not the PDF's"
+    return texts
+
+
+@pytest.fixture(scope="module")
+def text(pages):
+    return "\n".join(pages)
 
 
 def outline_titles(pdf):
@@ -105,16 +117,16 @@ def test_every_page_of_the_toc_is_a_heading_in_toc_order(pdf, edition):
         previous = later[0]
 
 
-def test_the_book_has_a_table_of_contents(pdf, edition):
-    first_pages = squash("".join(pdf.pages[i].extract_text() for i in range(min(3, len(pdf.pages)))))
+def test_the_book_has_a_table_of_contents(pages, edition):
+    first_pages = squash("".join(pages[:3]))
     heading = print_pdf.CONTENTS_TITLES.get(edition.replace("_", "-"), print_pdf.CONTENTS_TITLES["en"])
     assert squash(heading) in first_pages, f"no {heading!r} at the start of the book"
     for page in print_pdf.toc_pages():
         assert re.search(title_pattern(page["doc"], edition), first_pages), f"{page['doc']} is missing from the contents"
 
 
-def test_contents_name_the_parts_in_the_editions_language(pdf, edition):
-    contents = squash(pdf.pages[0].extract_text())
+def test_contents_name_the_parts_in_the_editions_language(pages, edition):
+    contents = squash(pages[0])
     parts = {page["part"] for page in print_pdf.toc_pages() if page["part"]}
     assert parts, "_toc.yml has no parts"
     if edition == "en":
@@ -126,14 +138,14 @@ def test_contents_name_the_parts_in_the_editions_language(pdf, edition):
         assert not any(squash(part) in contents for part in parts), f"{edition}: the contents show English captions"
 
 
-def test_contents_give_the_page_each_part_starts_on(pdf, edition):
-    contents = [squash(line) for line in pdf.pages[0].extract_text().splitlines()]
+def test_contents_give_the_page_each_part_starts_on(pages, edition):
+    contents = [squash(line) for line in pages[0].splitlines()]
     for page in print_pdf.toc_pages():
         title = title_pattern(page["doc"], edition)
         found = [m for m in (re.fullmatch(r"(?:\d+\.)?(" + title + r")(\d+)", line) for line in contents) if m]
         assert found, f"{page['doc']} is not listed with a page number on the first page: {contents}"
         number = int(found[0].group(2))
-        printed = squash(pdf.pages[number - 1].extract_text())
+        printed = squash(pages[number - 1])
         assert re.search(title, printed), f"the contents send {page['doc']} to page {number}, which does not show it"
 
 
@@ -215,10 +227,10 @@ def test_page_count_is_sane(pdf):
     assert all(abs(w - 595) <= 2 and abs(h - 842) <= 2 for w, h in sizes), f"not all pages are A4 portrait: {sizes}"
 
 
-def test_pages_are_numbered(pdf):
-    count = len(pdf.pages)
+def test_pages_are_numbered(pages):
+    count = len(pages)
     for number in sorted({1, count // 2, count}):
-        assert f"{number} / {count}" in pdf.pages[number - 1].extract_text(), f"page {number} has no page number"
+        assert f"{number} / {count}" in pages[number - 1], f"page {number} has no page number"
 
 
 def test_links_between_chapters_survive(pdf):
@@ -251,3 +263,18 @@ def test_no_buttons_on_paper(text):
     flat = squash(text)
     for prompt in ("Show code cell source", "Download the book as PDF", "Ctrl+K"):
         assert squash(prompt) not in flat, f"the PDF prints {prompt!r}"
+
+
+def test_kept_page_text_is_read_again_when_the_pdf_changed(tmp_path):
+    """The page text kept beside a PDF serves only the PDF it was read from: a stale hash means reading it again."""
+    pypdf = pytest.importorskip("pypdf", reason="pypdf (the `test` extra) reads the PDF back")
+    writer = pypdf.PdfWriter()
+    for _ in range(2):
+        writer.add_blank_page(width=595, height=842)
+    path = tmp_path / "book.pdf"
+    writer.write(path)
+    assert print_pdf.page_texts(path) == ["", ""]
+    kept = path.with_suffix(".pages.json")
+    stored = json.loads(kept.read_text(encoding="utf-8"))
+    kept.write_text(json.dumps(dict(stored, sha256="0" * 64, pages=["stale", "stale"])), encoding="utf-8")
+    assert print_pdf.page_texts(path) == ["", ""], "a kept text whose hash is not the PDF's was used"

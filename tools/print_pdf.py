@@ -9,15 +9,20 @@ that they stay unique, and links between pages become links inside the document)
 formula of it; the script stops with an error if any formula is left as TeX or typeset as an error. Chromium
 prints the document with the site's print stylesheet (_static/print.css) and page numbers in the footer, and
 keeps the links and an outline of the headings in the PDF; a second print writes the page on which each part of
-the book starts into the table of contents.
+the book starts into the table of contents. Each page's text is then read back and kept beside the PDF
+(<name>.pages.json, see page_texts), for the tests that read the book.
 
 A Chinese edition (_build/html/zh_TW, ...) prints the same way: --site _build/html/zh_TW; the contents' heading and
 the footer's title come from the edition's own language and title.
 """
 
 import argparse
+import concurrent.futures
+import hashlib
 import html
 import io
+import json
+import os
 import shutil
 import sys
 import time
@@ -209,6 +214,44 @@ def _retitle_outline(pdf, headings):
     writer.write(str(pdf))
 
 
+def page_texts(pdf):
+    """Each page's text, as pypdf extracts it: [page 1, page 2, ...].
+
+    Reading the text of a Chinese edition (about 210 pages) takes pypdf about half a minute, so the text is kept
+    beside the PDF (``<name>.pages.json``, written when the book is printed) under the PDF's SHA-256 and pypdf's
+    version, and read from there while both still match; otherwise the pages are read again (spread over the
+    machine's cores) and the file rewritten.
+    """
+    import pypdf
+
+    pdf = Path(pdf)
+    key = {"sha256": hashlib.sha256(pdf.read_bytes()).hexdigest(), "pypdf": pypdf.__version__}
+    kept = pdf.with_suffix(".pages.json")
+    if kept.exists():
+        stored = json.loads(kept.read_text(encoding="utf-8"))
+        if all(stored.get(k) == v for k, v in key.items()):
+            return stored["pages"]
+    count = len(pypdf.PdfReader(pdf).pages)
+    workers = max(1, min(os.cpu_count() or 1, count // 20))
+    chunks = [range(start, count, workers) for start in range(workers)]
+    with concurrent.futures.ProcessPoolExecutor(workers) as pool:
+        parts = list(pool.map(_extract, [pdf] * workers, chunks))
+    pages = [None] * count
+    for chunk, texts in zip(chunks, parts):
+        for number, text in zip(chunk, texts):
+            pages[number] = text
+    kept.write_text(json.dumps(dict(key, pages=pages), ensure_ascii=False), encoding="utf-8")
+    return pages
+
+
+def _extract(pdf, numbers):
+    """The text of pages ``numbers`` (from 0) of the PDF at ``pdf``."""
+    from pypdf import PdfReader
+
+    reader = PdfReader(pdf)
+    return [reader.pages[n].extract_text() for n in numbers]
+
+
 def editions(site, root=ROOT):
     """The editions built inside the site (_build/html/zh_TW, ...): {language folder: its site}."""
     home = toc_pages(root)[0]["doc"] + ".html"
@@ -232,6 +275,7 @@ def main(argv=None):
     for site, out in books:
         start = time.perf_counter()
         report = print_book(site, out, chromium)
+        page_texts(out)  # read once here, so that the tests of the PDF need not
         seconds = time.perf_counter() - start
         shutil.copyfile(out, site / PDF_NAME)  # the file the home page's "Download the book as PDF" link names
         print(f"{out}: {len(report['titles'])} pages of the site, {report['math_total']} formulas typeset, "
