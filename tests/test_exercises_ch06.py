@@ -37,7 +37,7 @@ def test_distance_profile_reference_passes():
 
 
 def test_distance_profile_from_the_table_is_refused():
-    """The exercise asks for g from delta and the speeds w_m alone: a g read off the table E is refused."""
+    """The exercise asks for g without positional.sinusoidal: a g that calls it, directly or inside the library, is refused."""
     from attn.positional import sinusoidal as imported_before
 
     for from_table in (lambda d, N: positional.sinusoidal(d, N)[:, 0] @ positional.sinusoidal(d, N),

@@ -11,8 +11,8 @@ from attn.exercises import ch08
 
 def projection_reference(kernel):
     C_out, C_in, k, _ = kernel.shape
-    p = k // 2
-    return np.concatenate([kernel[:, :, dr + p, dc + p] for dr in range(-p, p + 1) for dc in range(-p, p + 1)], axis=1)
+    r = (k - 1) // 2
+    return np.concatenate([kernel[:, :, dr + r, dc + r] for dr in range(-r, r + 1) for dc in range(-r, r + 1)], axis=1)
 
 
 def layers_reference(N, k):
@@ -46,6 +46,13 @@ def test_projection_wrong(wrong, hint):
 
 
 # --- layers of a convolution stack ----------------------------------------------------------------
+
+def test_layers_cases_are_odd_widths_of_at_least_3():
+    """The exercise asks for odd k >= 3 and N >= 2: a width of 1 never connects the ends, and the library says so."""
+    assert all(N >= 2 and k >= 3 and k % 2 == 1 for N, k in ch08._LAYER_CASES)
+    with pytest.raises(ValueError, match="kernel_size must be at least 3 to reach a neighbour, got 1"):
+        compare.conv_layers_to_connect(5, 1)
+
 
 def test_layers_right():
     assert ch08.check_layers_to_connect(layers_reference).startswith("Right:")
@@ -95,15 +102,89 @@ def step_transposed(S, z, q, k, v):
     return S, z, S.T @ phi(q) / (z @ phi(q))
 
 
+def step_twice(S, z, q, k, v):
+    S, z, b = step_reference(S, z, q, k, v)
+    return S, z, 2 * b
+
+
 @pytest.mark.parametrize("wrong, hint", [
     (step_stale, "before computing b"),
     (step_no_phi_q, "phi to the query"),
     (step_no_norm, "divide by z"),
     (step_transposed, "S must stay"),
     (lambda S, z, q, k, v: (S, z), "three things"),
-    (lambda S, z, q, k, v: (S, z, np.zeros_like(v)), "differ from the parallel form"),
+    (lambda S, z, q, k, v: (S, z, np.zeros_like(v)), "S is still zero"),
+    (step_twice, "differ from the parallel form"),
 ])
 def test_step_wrong(wrong, hint):
+    with pytest.raises(AssertionError, match=hint):
+        ch08.check_linear_step(wrong)
+
+
+def make_step_with_hidden_history(keep_S_and_z_right):
+    """A step that keeps every past k, v inside itself and computes b from them, not from S and z.
+
+    With ``keep_S_and_z_right`` False it leaves S at zero and uses z as a counter of the steps; with True
+    it returns the right running sums but still reads b from its own history.
+    """
+    phi = compare.elu_feature_map
+    history = []
+
+    def step(S, z, q, k, v):
+        if not z.any():  # a new sequence starts
+            history.clear()
+        history.append((k, v))
+        keys = np.stack([phi(k_j) for k_j, _ in history], axis=1)  # (d_k, i)
+        values = np.stack([v_j for _, v_j in history], axis=1)  # (d_v, i)
+        weights = keys.T @ phi(q)
+        b = values @ weights / weights.sum()
+        if keep_S_and_z_right:
+            return S + np.outer(v, phi(k)), z + phi(k), b
+        return S, z + 1, b
+
+    return step
+
+
+def test_step_with_hidden_history_and_no_state_is_refused():
+    # its outputs b are right along every sequence: only the state gives it away
+    with pytest.raises(AssertionError, match=r"after step 1, S is still zero: add v phi\(k\)\^T"):
+        ch08.check_linear_step(make_step_with_hidden_history(False))
+
+
+def test_step_with_hidden_history_and_a_right_state_is_refused():
+    with pytest.raises(AssertionError, match="b must be read from it"):
+        ch08.check_linear_step(make_step_with_hidden_history(True))
+
+
+def test_the_hidden_history_steps_give_the_right_outputs():
+    """The two cheats above compute causal linear attention along a sequence: the checker must look further."""
+    g = np.random.default_rng(5)
+    Q, K, V = g.normal(size=(3, 7)), g.normal(size=(3, 7)), g.normal(size=(2, 7))
+    expected, _ = compare.linear_attention(Q, K, V, causal=True)
+    for keep in (False, True):
+        step, S, z = make_step_with_hidden_history(keep), np.zeros((2, 3)), np.zeros(3)
+        outputs = []
+        for i in range(7):
+            S, z, b = step(S, z, Q[:, i], K[:, i], V[:, i])
+            outputs.append(b)
+        np.testing.assert_allclose(np.stack(outputs, axis=1), expected, rtol=1e-12)
+
+
+@pytest.mark.parametrize("wrong, hint", [
+    (lambda S, z, q, k, v: (S + np.outer(v, k), z + compare.elu_feature_map(k), np.zeros_like(v)),
+     r"not v k\^T"),
+    (lambda S, z, q, k, v: (np.outer(v, compare.elu_feature_map(k)), z + compare.elu_feature_map(k), np.zeros_like(v)),
+     "not only this step's"),
+    (lambda S, z, q, k, v: (S + 1.5 * np.outer(v, compare.elu_feature_map(k)), z + compare.elu_feature_map(k),
+                            np.zeros_like(v)), r"S_i = S_\(i-1\) \+ v\^i phi\(k\^i\)\^T"),
+    (lambda S, z, q, k, v: (S + np.outer(v, compare.elu_feature_map(k)), z + k, np.zeros_like(v)),
+     "not k itself"),
+    (lambda S, z, q, k, v: (S + np.outer(v, compare.elu_feature_map(k)), compare.elu_feature_map(k), np.zeros_like(v)),
+     "z is a running sum"),
+    (lambda S, z, q, k, v: (S + np.outer(v, compare.elu_feature_map(k)), z + 1, np.zeros_like(v)),
+     "z is not a counter"),
+])
+def test_step_with_a_wrong_state_is_refused(wrong, hint):
     with pytest.raises(AssertionError, match=hint):
         ch08.check_linear_step(wrong)
 
@@ -142,8 +223,8 @@ def test_the_library_is_back_after_a_refusal():
 def test_the_reference_helpers_the_exercises_name_stay_allowed():
     """cp.neighbourhood_offsets and cp.elu_feature_map, which the exercises point to, are not refused."""
     def projection(kernel):
-        p = kernel.shape[-1] // 2
-        return np.concatenate([kernel[:, :, dr + p, dc + p] for dr, dc in compare.neighbourhood_offsets(kernel.shape[-1])],
+        r = (kernel.shape[-1] - 1) // 2
+        return np.concatenate([kernel[:, :, dr + r, dc + r] for dr, dc in compare.neighbourhood_offsets(kernel.shape[-1])],
                               axis=1)
 
     assert ch08.check_output_projection(projection).startswith("Right:")

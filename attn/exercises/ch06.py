@@ -43,8 +43,8 @@ def check_distance_profile(g):
     for d, N in ((2, 5), (8, 30), (16, 200), (64, 1000)):
         got = _as_float_array("g(d, N)", call_without(
             g, "g", d, N, forbidden=("attn.positional.sinusoidal",),
-            hint="compute e^i . e^(i + delta) from delta and the speeds w_p = positional.frequencies(d) alone, "
-                 "without building the table E",
+            hint="compute e^i . e^(i + delta) from delta and the speeds w_p = positional.frequencies(d): each "
+                 "sine/cosine pair adds cos(delta w_p)",
         ))
         if got.shape == (N, d // 2):
             raise AssertionError(f"g({d}, {N}) has shape {got.shape}, one column per sine/cosine pair: e^i . e^j adds "
@@ -85,7 +85,7 @@ def _sentences():
 
 
 def check_next_word(W_q, W_k):
-    """Check hand-set W_q, W_k that make every word attend to the word after it.
+    """Check hand-set W_q, W_k that make every word but the last attend to the word after it.
 
     The input is the chapter's layout: rows 1-3 the one-hot word over (I, saw, a), rows 4-19
     the sinusoidal encoding of its position (``word_and_position(one_hot(words), 16)``).
@@ -128,7 +128,8 @@ def check_next_word(W_q, W_k):
             f"In a sentence of {N} words, query {i + 1} gives only {to_next.min():.2f} to key {i + 2} (needs > 0.9). "
             "Are the scores large enough? Multiply W_q by a larger number."
         )
-    return "Right: every word attends to the word after it (weight > 0.9) in sentences of 2 to 40 words."
+    return ("Right: every word except the last attends to the word after it (weight > 0.9) in sentences of 2 to 40 "
+            "words.")
 
 
 def check_two_before(beta):

@@ -82,7 +82,7 @@ def check_image_to_sequence(to_sequence):
         expected = applications.image_to_sequence(image)
         got = np.asarray(call_without(
             to_sequence, "to_sequence", image,
-            forbidden=("attn.applications.image_to_sequence", "attn.compare.image_to_sequence"),
+            forbidden=("attn.applications.image_to_sequence",),
             hint="reshape the image to (H*W, C), one row per pixel in reading order, and transpose it",
         ))
         if got.shape == (H * W, C) and (H * W, C) != (C, H * W):

@@ -33,7 +33,7 @@ def check_output_projection(projection):
         C_out, C_in, k, _ = shape
         got = np.asarray(call_without(
             projection, "projection", kernel, forbidden=("attn.compare.conv_output_projection",),
-            hint="stack the slices kernel[:, :, dr + p, dc + p], one per offset (dr, dc) of "
+            hint="stack the slices kernel[:, :, dr + r, dc + r] with r = (k - 1) // 2, one per offset (dr, dc) of "
                  "cp.neighbourhood_offsets(k), side by side",
         ), dtype=float)
         expected = compare.conv_output_projection(kernel)
@@ -51,7 +51,7 @@ def check_output_projection(projection):
         if np.allclose(got, compare.conv_output_projection(kernel[:, :, ::-1, ::-1])):
             raise AssertionError(
                 "you flipped the kernel. conv2d (like deep-learning libraries) does not: the head for offset "
-                "(dr, dc) uses kernel[:, :, dr + p, dc + p]"
+                "(dr, dc) uses kernel[:, :, dr + r, dc + r], r = (k - 1) // 2"
             )
         if np.allclose(got, compare.conv_output_projection(kernel.transpose(0, 1, 3, 2))):
             raise AssertionError(
@@ -61,7 +61,7 @@ def check_output_projection(projection):
         raise AssertionError(
             f"kernel of shape {shape}: with your W_o the heads do not give conv2d (largest difference "
             f"{np.abs(_attention_with(got, image, k) - compare.conv2d(image, kernel)).max():.3g}); block m must be "
-            f"kernel[:, :, dr + p, dc + p] for the m-th offset (dr, dc)"
+            f"kernel[:, :, dr + r, dc + r] for the m-th offset (dr, dc), r = (k - 1) // 2"
         )
     return f"Right: your W_o turns the {len(_KERNEL_SHAPES)} kernels' offset heads into their convolutions."
 
@@ -81,7 +81,8 @@ def check_layers_to_connect(layers):
     Parameters
     ----------
     layers : callable
-        ``layers(N, k)`` for N >= 2 and odd k >= 3 must return an int.
+        ``layers(N, k)`` for N >= 2 and odd k >= 3 must return an int. The checker asks only such cases:
+        a width of 1 reaches no neighbour, so no number of layers connects the ends.
 
     Returns
     -------
@@ -142,8 +143,57 @@ def _linear_variants(Q, K, V):
     return {"stale": stale, "no_phi_q": no_phi_q, "no_norm": no_norm}
 
 
+def _state_hint(name, got, expected, K, V, i):
+    """The hint when the state ``name`` ('S' or 'z') returned after step i (from 0) is not the running sum."""
+    phi = compare.elu_feature_map
+    n = i + 1
+    if name == "S":
+        if np.allclose(got, 0):
+            return (f"after step {n}, S is still zero: add v phi(k)^T to S at every step, so that S is the sum of "
+                    f"v^j phi(k^j)^T over j = 1 .. {n}")
+        if np.allclose(got, V[:, :n] @ K[:, :n].T):
+            return "S must add v phi(k)^T, with phi = cp.elu_feature_map applied to the key, not v k^T"
+        if np.allclose(got, np.outer(V[:, i], phi(K[:, i]))):
+            return f"S is a running sum: after step {n} it holds v^j phi(k^j)^T for every j = 1 .. {n}, not only this step's"
+        return (f"after step {n}, S should be the sum of v^j phi(k^j)^T over j = 1 .. {n} (S_i = S_(i-1) + v^i "
+                f"phi(k^i)^T); largest difference {np.abs(got - expected).max():.3g}")
+    if np.allclose(got, n):
+        return f"z is not a counter: it sums the feature vectors, z_i = z_(i-1) + phi(k^i), phi = cp.elu_feature_map"
+    if np.allclose(got, 0):
+        return f"after step {n}, z is still zero: add phi(k) to z at every step"
+    if np.allclose(got, K[:, :n].sum(axis=1)):
+        return "z must add phi(k), with phi = cp.elu_feature_map applied to the key, not k itself"
+    if np.allclose(got, phi(K[:, i])):
+        return f"z is a running sum: after step {n} it holds phi(k^j) summed over j = 1 .. {n}, not only this step's"
+    return (f"after step {n}, z should be the sum of phi(k^j) over j = 1 .. {n} (z_i = z_(i-1) + phi(k^i)); largest "
+            f"difference {np.abs(got - expected).max():.3g}")
+
+
+def _call_step(step, S, z, q, k, v):
+    """Run the reader's step once and return (S, z, b) as float arrays of the right shapes."""
+    d_v, d_k = S.shape
+    result = call_without(step, "step", S.copy(), z.copy(), q, k, v, forbidden=_LINEAR_STEPS,
+                          hint="add v phi(k)^T to S and phi(k) to z, then b = S phi(q) / (z . phi(q)) "
+                               "with phi = cp.elu_feature_map")
+    if not isinstance(result, (tuple, list)) or len(result) != 3:
+        raise AssertionError(f"step must return three things (S, z, b), got {type(result).__name__}")
+    S, z, b = (np.asarray(x, dtype=float) for x in result)
+    if S.shape != (d_v, d_k) or z.shape != (d_k,) or b.shape != (d_v,):
+        raise AssertionError(
+            f"with d_k = {d_k}, d_v = {d_v}: S must stay ({d_v}, {d_k}) (v phi(k)^T, an outer product), "
+            f"z ({d_k},) and b ({d_v},); got S {S.shape}, z {z.shape}, b {b.shape}"
+        )
+    return S, z, b
+
+
 def check_linear_step(step):
     """Check ``step(S, z, q, k, v) -> (S, z, b)``: one step of causal linear attention as a recurrence.
+
+    The checker runs ``step`` along whole sequences, feeding each step the state the step before
+    returned. After step i it checks the state against its definition, S_i = sum over j <= i of
+    v^j phi(k^j)^T and z_i = sum over j <= i of phi(k^j), and the outputs against
+    ``attn.compare.linear_attention(Q, K, V, causal=True)``. Last it gives ``step`` a state of its own
+    making, not reached from any sequence it saw, and checks that b is read from that state.
 
     Parameters
     ----------
@@ -154,9 +204,9 @@ def check_linear_step(step):
     Returns
     -------
     str
-        A short confirmation when running ``step`` over whole sequences gives
-        ``attn.compare.linear_attention(Q, K, V, causal=True)``.
+        A short confirmation.
     """
+    phi = compare.elu_feature_map
     for d_k, d_v, N, seed in ((3, 2, 6, 0), (1, 1, 4, 1), (4, 3, 9, 2)):
         rng = np.random.default_rng(seed)
         Q, K, V = rng.normal(size=(d_k, N)), rng.normal(size=(d_k, N)), rng.normal(size=(d_v, N))
@@ -164,18 +214,13 @@ def check_linear_step(step):
         S, z = np.zeros((d_v, d_k)), np.zeros(d_k)
         got = np.empty((d_v, N))
         for i in range(N):
-            result = call_without(step, "step", S, z, Q[:, i], K[:, i], V[:, i], forbidden=_LINEAR_STEPS,
-                                  hint="add v phi(k)^T to S and phi(k) to z, then b = S phi(q) / (z . phi(q)) "
-                                       "with phi = cp.elu_feature_map")
-            if not isinstance(result, (tuple, list)) or len(result) != 3:
-                raise AssertionError(f"step must return three things (S, z, b), got {type(result).__name__}")
-            S, z, b = (np.asarray(x, dtype=float) for x in result)
-            if S.shape != (d_v, d_k) or z.shape != (d_k,) or b.shape != (d_v,):
-                raise AssertionError(
-                    f"with d_k = {d_k}, d_v = {d_v}: S must stay ({d_v}, {d_k}) (v phi(k)^T, an outer product), "
-                    f"z ({d_k},) and b ({d_v},); got S {S.shape}, z {z.shape}, b {b.shape}"
-                )
-            got[:, i] = b
+            S, z, got[:, i] = _call_step(step, S, z, Q[:, i], K[:, i], V[:, i])
+            S_expected = V[:, :i + 1] @ phi(K[:, :i + 1]).T  # sum of v^j phi(k^j)^T over j <= i: (d_v, d_k)
+            z_expected = phi(K[:, :i + 1]).sum(axis=1)  # sum of phi(k^j) over j <= i: (d_k,)
+            if not np.allclose(S, S_expected):
+                raise AssertionError(_state_hint("S", S, S_expected, K, V, i))
+            if not np.allclose(z, z_expected):
+                raise AssertionError(_state_hint("z", z, z_expected, K, V, i))
         if np.allclose(got, expected):
             continue
         wrong = _linear_variants(Q, K, V)
@@ -189,4 +234,22 @@ def check_linear_step(step):
             f"d_k = {d_k}, d_v = {d_v}, N = {N}: your outputs differ from the parallel form (largest difference "
             f"{np.abs(got - expected).max():.3g}). S grows by v phi(k)^T and z by phi(k), with phi = elu + 1"
         )
-    return "Right: run step by step, your recurrence gives the parallel causal linear attention, up to rounding."
+    # a state that no sequence above led to: b must come from the S and z passed in
+    rng = np.random.default_rng(3)
+    d_k, d_v = 4, 3
+    S0, z0 = rng.normal(size=(d_v, d_k)), phi(rng.normal(size=(4, d_k))).sum(axis=0)
+    q, k, v = rng.normal(size=d_k), rng.normal(size=d_k), rng.normal(size=d_v)
+    S, z, b = _call_step(step, S0, z0, q, k, v)
+    S_expected, z_expected = S0 + np.outer(v, phi(k)), z0 + phi(k)
+    if not (np.allclose(S, S_expected) and np.allclose(z, z_expected)):
+        raise AssertionError(
+            "given a state S, z of the checker's making, step must add to it: S + v phi(k)^T and z + phi(k). "
+            "Keep nothing between calls outside S and z"
+        )
+    if not np.allclose(b, S_expected @ phi(q) / (z_expected @ phi(q))):
+        raise AssertionError(
+            "given a state S, z of the checker's making, b must be read from it: b = S phi(q) / (z . phi(q)) with "
+            "the updated S and z. Keep nothing between calls outside S and z"
+        )
+    return ("Right: run step by step, your state is the running sums S and z and your outputs are the parallel "
+            "causal linear attention, up to rounding.")
