@@ -199,6 +199,70 @@ def test_output_column_refuses_the_shortcut_however_imported():
         ch03.check_output_column(b_i)
 
 
+def _copied_matrix(I, W_q, W_k, W_v, i):  # the matrix form on a plain copy of I, which _Watched does not follow
+    X = np.asarray(I)
+    for _ in range(1):  # a loop, to show the loop alone does not pass
+        pass
+    A = (W_k @ X).T @ (W_q @ X)
+    E = np.exp(A - A.max(axis=0))                     # a column softmax written out: no attn call to see
+    return (W_v @ X @ (E / E.sum(axis=0)))[:, i]
+
+
+def _copied_scores(I, W_q, W_k, W_v, i):  # every query's scores from a copy, then column i through a loop
+    X = np.array(I.tolist())
+    A = (W_k @ X).T @ (W_q @ X)
+    return (W_v @ X) @ attn.softmax(np.array([A[j, i] for j in range(X.shape[1])]))
+
+
+def _float32_scores(I, W_q, W_k, W_v, i):  # the same in float32, half the memory of float64
+    X = np.asarray(I, dtype=np.float32)
+    A = (W_k.astype(np.float32) @ X).T @ (W_q.astype(np.float32) @ X)
+    return (W_v @ I) @ attn.softmax(np.array([float(A[j, i]) for j in range(X.shape[1])]))
+
+
+@pytest.mark.parametrize("wrong", [_copied_matrix, _copied_scores, _float32_scores])
+def test_output_column_refuses_the_matrix_form_on_a_copy(wrong):
+    I, W_q, W_k, W_v = (np.random.default_rng(0).normal(size=s) for s in ((3, 5), (2, 3), (2, 3), (4, 3)))
+    np.testing.assert_allclose(wrong(I, W_q, W_k, W_v, 2), attn.self_attention(I, W_q, W_k, W_v)[0][:, 2])  # right
+    with pytest.raises(AssertionError, match=r"^On a sequence of N = 512 vectors, b_i held [0-9.]+ MB at once, more "
+                                             r"than the 0.79 MB allowed \(an \(N, N\) array of 262,144 numbers takes "
+                                             r"2.1 MB in float64\)"):
+        ch03.check_output_column(wrong)
+
+
+def test_output_column_memory_check_leaves_room_for_lists_per_position():
+    def b_i_lists(I, W_q, W_k, W_v, i):  # a list per position for each of a, q, k, v and the weighted terms
+        a = [I[:, j] for j in range(I.shape[1])]
+        q = [W_q @ a_j for a_j in a]
+        k = [W_k @ a_j for a_j in a]
+        v = [W_v @ a_j for a_j in a]
+        weights = attn.softmax(np.array([q[i] @ k_j for k_j in k]))
+        terms = [w_j * v_j for w_j, v_j in zip(weights, v)]
+        return sum(terms)
+
+    assert "Right" in ch03.check_output_column(b_i_lists)
+    d, d_k, d_v, N = ch03.MEMORY_CASE
+    I, W_q, W_k, W_v = (np.random.default_rng(1).normal(size=s) for s in ((d, N), (d_k, d), (d_k, d), (d_v, d)))
+    _, peak = ch03._peak_memory(b_i_lists, I, W_q, W_k, W_v, 0)
+    _, matrix_peak = ch03._peak_memory(_copied_matrix, I, W_q, W_k, W_v, 0)
+    limit = ch03.MEMORY_BYTES_PER_PAIR * N * N
+    assert peak < limit / 2 < limit < matrix_peak   # room on both sides of the limit
+
+
+def test_output_column_leaves_tracemalloc_as_it_found_it():
+    import tracemalloc
+
+    assert not tracemalloc.is_tracing()
+    ch03.check_output_column(b_i_reference)
+    assert not tracemalloc.is_tracing()
+    tracemalloc.start()
+    try:
+        ch03.check_output_column(b_i_reference)
+        assert tracemalloc.is_tracing()
+    finally:
+        tracemalloc.stop()
+
+
 @pytest.mark.parametrize(
     "wrong, hint",
     [(1 / 256, "variance"), (16, "below 1"), (256, "below 1"), (0.5, "c\\*\\*2"), ("x", "one number"),
