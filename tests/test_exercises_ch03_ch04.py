@@ -371,6 +371,61 @@ def test_matrix_form_wrong_functions_fail(wrong, hint):
         ch04.check_matrix_form(wrong)
 
 
+def _softmax_by_loop(A):  # a helper defined outside the answer: one column at a time
+    return np.stack([np.exp(a) / np.exp(a).sum() for a in A.T], axis=1)
+
+
+def _softmax_by_map(A):  # the same through map
+    return np.stack(list(map(lambda a: np.exp(a) / np.exp(a).sum(), A.T)), axis=1)
+
+
+def _softmax_vectorised(A):  # a helper with no loop: every column at once
+    E = np.exp(A - A.max(axis=0))
+    return E / E.sum(axis=0)
+
+
+_along = np.apply_along_axis    # aliases made outside the answer, which the name check cannot see
+_vectorize = np.vectorize
+
+
+def _with_helper(softmax_columns):
+    def attention(I, W_q, W_k, W_v):
+        A_prime = softmax_columns((W_k @ I).T @ (W_q @ I))
+        return W_v @ I @ A_prime, A_prime
+    return attention
+
+
+@pytest.mark.parametrize("helper, hint", [
+    (_softmax_by_loop, "attention calls _softmax_by_loop \\(your own function\\), which loops in Python"),
+    (_softmax_by_map, "attention calls _softmax_by_map \\(your own function\\), which uses map, a loop in disguise"),
+    (lambda A: _along(lambda a: np.exp(a) / np.exp(a).sum(), 0, A), "attention reaches numpy's apply_along_axis"),
+    (lambda A: np.exp(A) / _vectorize(lambda j: np.exp(A[:, j]).sum())(np.arange(A.shape[1])),
+     "attention reaches numpy's vectorize"),
+])
+def test_matrix_form_refuses_loops_in_the_functions_it_calls(helper, hint):
+    attention = _with_helper(helper)
+    I, W_q, W_k, W_v = next(ch04._cases())
+    np.testing.assert_allclose(attention(I, W_q, W_k, W_v)[1], attn.self_attention(I, W_q, W_k, W_v)[1])  # right
+    assert not ch04.has_loop(attention) and not ch04._loop_helpers(attention)   # the answer's own code is clean
+    with pytest.raises(AssertionError, match=f"^Your O and A_prime are right, but {hint}"):
+        ch04.check_matrix_form(attention)
+
+
+def test_matrix_form_accepts_a_helper_without_a_loop():
+    assert "Right" in ch04.check_matrix_form(_with_helper(_softmax_vectorised))
+    assert "Right" in ch04.check_matrix_form(_with_helper(lambda A: attn.softmax(A, axis=0)))   # attn's own is fine
+
+
+def test_matrix_form_tells_the_readers_code_from_the_library():
+    import json
+
+    assert ch04._is_readers(_softmax_by_loop.__code__)
+    assert ch04._is_readers(compile("x = 1", "<ipython-input-1>", "exec"))   # a notebook cell
+    for library_code in (np.stack.__wrapped__.__code__ if hasattr(np.stack, "__wrapped__") else np.stack.__code__,
+                         json.dumps.__code__, attn.softmax.__code__, ch04.check_matrix_form.__code__):
+        assert not ch04._is_readers(library_code), library_code.co_filename
+
+
 def test_parameter_count_checker():
     assert "Right" in ch04.check_parameter_count(19200, 19200)
     assert "Right" in ch04.check_parameter_count(19200.0, np.int64(19200))
