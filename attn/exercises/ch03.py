@@ -176,7 +176,8 @@ def _peak_memory(func, *args):
     try:
         tracemalloc.reset_peak()
         before = tracemalloc.get_traced_memory()[0]
-        result = call_student(func, "b_i", *args, none_hint="b_i returned None: end it with `return` and the vector b^i")
+        result = call_student(func, "b_i", *args,
+                              none_hint="b_i returned None: end it with `return` and the vector b^i")
         peak = tracemalloc.get_traced_memory()[1] - before
     finally:
         if not tracing:

@@ -93,7 +93,8 @@ def _is_readers(code, library=None):
 
 
 def _functions_run(func, *args):
-    """Call ``func`` on ``args``; return the reader's functions that ran (``func`` too) and numpy's loop helpers that did.
+    """Call ``func`` on ``args``; return the reader's functions that ran (``func`` too) and numpy's loop helpers
+    that did.
 
     Returns
     -------
@@ -147,7 +148,7 @@ def _loops_in_helpers(attention, cases):
 
 
 def _encloses(outer, code):
-    """Whether ``code`` is defined inside ``outer`` (a lambda or comprehension in it), which the checks of ``outer`` cover."""
+    """Whether ``code`` is defined inside ``outer`` (a lambda or comprehension in it), which ``outer``'s checks cover."""
     if outer is None:
         return False
     todo = list(c for c in outer.co_consts if isinstance(c, types.CodeType))
