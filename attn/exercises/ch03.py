@@ -197,7 +197,8 @@ def check_output_column(b_i):
       given an (N, N) array);
     - so is an (N, N) array that numpy computes from ``I`` (``I`` is passed as a :class:`_Watched`
       view, which records the shapes computed from it; a plain copy such as ``np.asarray(I)`` is not
-      followed, which the next check covers);
+      followed, nor is a method such as ``I.dot``: the next check covers those, for arrays of 3 bytes
+      an entry or more);
     - on a sequence of N = 512 vectors (:data:`MEMORY_CASE`), the memory ``b_i`` holds at once, measured
       with :mod:`tracemalloc` (numpy's arrays and Python's objects, copies of ``I`` included), must stay
       below 3 bytes per entry of an N x N array (:data:`MEMORY_BYTES_PER_PAIR`), less than an (N, N)
