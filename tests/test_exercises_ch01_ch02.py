@@ -34,6 +34,27 @@ def test_frame_count_wrong_fails(wrong, hint):
         ch01.check_frame_count(wrong)
 
 
+@pytest.mark.parametrize("reference", [
+    inputs.frame_count,                                      # the function itself
+    lambda n, w, h: inputs.frame_count(n, w, h),             # through attn.inputs
+    lambda n, w, h: __import__("attn").speech.frame_count(n, w, h),   # through attn.speech, where it is defined
+    lambda n, w, h: inputs.frame_signal(np.zeros(n), sample_rate=1000, window_ms=w, shift_ms=h).shape[1],  # calls it
+])
+def test_frame_count_refuses_the_library_count(reference):
+    assert reference(16000, 400, 160) == 98   # it would pass otherwise
+    with pytest.raises(AssertionError, match="^frame_count calls attn.speech.frame_count, which this exercise asks "
+                                             "you to do without: count frame starts"):
+        ch01.check_frame_count(reference)
+    assert inputs.frame_count(16000) == 98   # the library function is back afterwards
+
+
+def test_frame_count_refuses_an_alias_imported_earlier():
+    from attn.inputs import frame_count as imported_before
+
+    with pytest.raises(AssertionError, match="calls attn.speech.frame_count"):
+        ch01.check_frame_count(lambda n, w, h: imported_before(n, w, h))
+
+
 def test_horse_reference_passes():
     assert "Right" in ch01.check_horse_embedding([0.1, 0.93, 0.0, 0.4])
 

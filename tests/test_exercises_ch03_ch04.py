@@ -199,6 +199,70 @@ def test_output_column_refuses_the_shortcut_however_imported():
         ch03.check_output_column(b_i)
 
 
+def _copied_matrix(I, W_q, W_k, W_v, i):  # the matrix form on a plain copy of I, which _Watched does not follow
+    X = np.asarray(I)
+    for _ in range(1):  # a loop, to show the loop alone does not pass
+        pass
+    A = (W_k @ X).T @ (W_q @ X)
+    E = np.exp(A - A.max(axis=0))                     # a column softmax written out: no attn call to see
+    return (W_v @ X @ (E / E.sum(axis=0)))[:, i]
+
+
+def _copied_scores(I, W_q, W_k, W_v, i):  # every query's scores from a copy, then column i through a loop
+    X = np.array(I.tolist())
+    A = (W_k @ X).T @ (W_q @ X)
+    return (W_v @ X) @ attn.softmax(np.array([A[j, i] for j in range(X.shape[1])]))
+
+
+def _float32_scores(I, W_q, W_k, W_v, i):  # the same in float32, half the memory of float64
+    X = np.asarray(I, dtype=np.float32)
+    A = (W_k.astype(np.float32) @ X).T @ (W_q.astype(np.float32) @ X)
+    return (W_v @ I) @ attn.softmax(np.array([float(A[j, i]) for j in range(X.shape[1])]))
+
+
+@pytest.mark.parametrize("wrong", [_copied_matrix, _copied_scores, _float32_scores])
+def test_output_column_refuses_the_matrix_form_on_a_copy(wrong):
+    I, W_q, W_k, W_v = (np.random.default_rng(0).normal(size=s) for s in ((3, 5), (2, 3), (2, 3), (4, 3)))
+    np.testing.assert_allclose(wrong(I, W_q, W_k, W_v, 2), attn.self_attention(I, W_q, W_k, W_v)[0][:, 2])  # right
+    with pytest.raises(AssertionError, match=r"^On a sequence of N = 512 vectors, b_i held [0-9.]+ MB at once, more "
+                                             r"than the 0.79 MB allowed \(an \(N, N\) array of 262,144 numbers takes "
+                                             r"2.1 MB in float64\)"):
+        ch03.check_output_column(wrong)
+
+
+def test_output_column_memory_check_leaves_room_for_lists_per_position():
+    def b_i_lists(I, W_q, W_k, W_v, i):  # a list per position for each of a, q, k, v and the weighted terms
+        a = [I[:, j] for j in range(I.shape[1])]
+        q = [W_q @ a_j for a_j in a]
+        k = [W_k @ a_j for a_j in a]
+        v = [W_v @ a_j for a_j in a]
+        weights = attn.softmax(np.array([q[i] @ k_j for k_j in k]))
+        terms = [w_j * v_j for w_j, v_j in zip(weights, v)]
+        return sum(terms)
+
+    assert "Right" in ch03.check_output_column(b_i_lists)
+    d, d_k, d_v, N = ch03.MEMORY_CASE
+    I, W_q, W_k, W_v = (np.random.default_rng(1).normal(size=s) for s in ((d, N), (d_k, d), (d_k, d), (d_v, d)))
+    _, peak = ch03._peak_memory(b_i_lists, I, W_q, W_k, W_v, 0)
+    _, matrix_peak = ch03._peak_memory(_copied_matrix, I, W_q, W_k, W_v, 0)
+    limit = ch03.MEMORY_BYTES_PER_PAIR * N * N
+    assert peak < limit / 2 < limit < matrix_peak   # room on both sides of the limit
+
+
+def test_output_column_leaves_tracemalloc_as_it_found_it():
+    import tracemalloc
+
+    assert not tracemalloc.is_tracing()
+    ch03.check_output_column(b_i_reference)
+    assert not tracemalloc.is_tracing()
+    tracemalloc.start()
+    try:
+        ch03.check_output_column(b_i_reference)
+        assert tracemalloc.is_tracing()
+    finally:
+        tracemalloc.stop()
+
+
 @pytest.mark.parametrize(
     "wrong, hint",
     [(1 / 256, "variance"), (16, "below 1"), (256, "below 1"), (0.5, "c\\*\\*2"), ("x", "one number"),
@@ -305,6 +369,61 @@ def _vectorized(I, W_q, W_k, W_v):  # the scores one pair at a time through np.v
 def test_matrix_form_wrong_functions_fail(wrong, hint):
     with pytest.raises(AssertionError, match=hint):
         ch04.check_matrix_form(wrong)
+
+
+def _softmax_by_loop(A):  # a helper defined outside the answer: one column at a time
+    return np.stack([np.exp(a) / np.exp(a).sum() for a in A.T], axis=1)
+
+
+def _softmax_by_map(A):  # the same through map
+    return np.stack(list(map(lambda a: np.exp(a) / np.exp(a).sum(), A.T)), axis=1)
+
+
+def _softmax_vectorised(A):  # a helper with no loop: every column at once
+    E = np.exp(A - A.max(axis=0))
+    return E / E.sum(axis=0)
+
+
+_along = np.apply_along_axis    # aliases made outside the answer, which the name check cannot see
+_vectorize = np.vectorize
+
+
+def _with_helper(softmax_columns):
+    def attention(I, W_q, W_k, W_v):
+        A_prime = softmax_columns((W_k @ I).T @ (W_q @ I))
+        return W_v @ I @ A_prime, A_prime
+    return attention
+
+
+@pytest.mark.parametrize("helper, hint", [
+    (_softmax_by_loop, "attention calls _softmax_by_loop \\(your own function\\), which loops in Python"),
+    (_softmax_by_map, "attention calls _softmax_by_map \\(your own function\\), which uses map, a loop in disguise"),
+    (lambda A: _along(lambda a: np.exp(a) / np.exp(a).sum(), 0, A), "attention reaches numpy's apply_along_axis"),
+    (lambda A: np.exp(A) / _vectorize(lambda j: np.exp(A[:, j]).sum())(np.arange(A.shape[1])),
+     "attention reaches numpy's vectorize"),
+])
+def test_matrix_form_refuses_loops_in_the_functions_it_calls(helper, hint):
+    attention = _with_helper(helper)
+    I, W_q, W_k, W_v = next(ch04._cases())
+    np.testing.assert_allclose(attention(I, W_q, W_k, W_v)[1], attn.self_attention(I, W_q, W_k, W_v)[1])  # right
+    assert not ch04.has_loop(attention) and not ch04._loop_helpers(attention)   # the answer's own code is clean
+    with pytest.raises(AssertionError, match=f"^Your O and A_prime are right, but {hint}"):
+        ch04.check_matrix_form(attention)
+
+
+def test_matrix_form_accepts_a_helper_without_a_loop():
+    assert "Right" in ch04.check_matrix_form(_with_helper(_softmax_vectorised))
+    assert "Right" in ch04.check_matrix_form(_with_helper(lambda A: attn.softmax(A, axis=0)))   # attn's own is fine
+
+
+def test_matrix_form_tells_the_readers_code_from_the_library():
+    import json
+
+    assert ch04._is_readers(_softmax_by_loop.__code__)
+    assert ch04._is_readers(compile("x = 1", "<ipython-input-1>", "exec"))   # a notebook cell
+    for library_code in (np.stack.__wrapped__.__code__ if hasattr(np.stack, "__wrapped__") else np.stack.__code__,
+                         json.dumps.__code__, attn.softmax.__code__, ch04.check_matrix_form.__code__):
+        assert not ch04._is_readers(library_code), library_code.co_filename
 
 
 def test_parameter_count_checker():

@@ -7,7 +7,7 @@ short message when it is right.
 import numpy as np
 
 from .. import inputs
-from ._common import call_student
+from ._common import call_without
 
 _ANIMALS = ("dog", "rabbit", "cat")
 _OTHERS = ("run", "jump", "tree", "flower")
@@ -15,6 +15,10 @@ _OTHERS = ("run", "jump", "tree", "flower")
 
 _FRAME_CASES = ((16000, 400, 160), (960000, 400, 160), (400, 400, 160), (399, 400, 160),
                 (560, 400, 160), (559, 400, 160), (0, 400, 160), (8000, 200, 80), (10, 3, 3))
+
+#: The library's frame count, which the exercise asks the reader to do without (``inputs`` re-exports ``speech``'s).
+_LIBRARY_COUNTS = ("attn.speech.frame_count", "attn.inputs.frame_count")
+_COUNT_HINT = "count frame starts 0, hop, 2 hop, ... whose frame still ends inside the signal"
 
 #: Counts that slip in a common way, each with its hint.
 _WRONG_FRAME_COUNTS = (
@@ -34,13 +38,15 @@ def check_frame_count(frame_count):
     """Exercise ex-ch01-frames: a function ``frame_count(n_samples, window, hop)``.
 
     It must return how many full frames of ``window`` samples, one every ``hop``
-    samples, fit in a signal of ``n_samples`` samples.
+    samples, fit in a signal of ``n_samples`` samples, without the library's count:
+    ``attn.inputs.frame_count`` (``attn.speech.frame_count``) is out of reach, and so is
+    ``attn.speech.frame_signal``, which calls it.
     """
     answers = []
     for n, window, hop in _FRAME_CASES:
         expected = inputs.frame_count(n, window, hop)
-        answers.append(call_student(
-            frame_count, "frame_count", n, window, hop,
+        answers.append(call_without(
+            frame_count, "frame_count", n, window, hop, forbidden=_LIBRARY_COUNTS, hint=_COUNT_HINT,
             none_hint=(f"frame_count({n}, {window}, {hop}) returned None, expected {expected}: count frame starts "
                        "0, hop, 2 hop, ... whose frame still ends inside the signal"),
         ))

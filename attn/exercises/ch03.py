@@ -4,10 +4,12 @@ Each checker raises ``AssertionError`` with a hint when the answer is wrong and 
 short message when it is right.
 """
 
+import tracemalloc
+
 import numpy as np
 
 from ..core import self_attention, softmax
-from ._common import call_logged, has_loop
+from ._common import call_logged, call_student, has_loop
 
 #: How close each entry of b^1 must be to the exact value.
 B1_TOLERANCE = 1e-3
@@ -154,6 +156,35 @@ def _whole_matrix_call(log, N):
     return None
 
 
+#: The long sequence on which the memory that ``b_i`` holds is measured: (d, d_k, d_v, N).
+MEMORY_CASE = (3, 2, 2, 512)
+#: The most memory ``b_i`` may hold at once on :data:`MEMORY_CASE`, in bytes per entry of an N x N array: 3, that
+#: is 3/8 of an (N, N) array of float64 (which takes 8), below even a float32 one (4). Query i alone needs memory
+#: in proportion to N; one array per position (a key, a value ...) costs about 150 bytes under tracemalloc.
+MEMORY_BYTES_PER_PAIR = 3
+
+
+def _peak_memory(func, *args):
+    """Call ``func`` on ``args`` and return its result and the most memory it held at once beyond what it got, in bytes.
+
+    :mod:`tracemalloc` sees Python's allocations and numpy's, so a copy of the input (``np.asarray(I)``,
+    ``I.tolist()``) counts like the input itself.
+    """
+    tracing = tracemalloc.is_tracing()
+    if not tracing:
+        tracemalloc.start()
+    try:
+        tracemalloc.reset_peak()
+        before = tracemalloc.get_traced_memory()[0]
+        result = call_student(func, "b_i", *args,
+                              none_hint="b_i returned None: end it with `return` and the vector b^i")
+        peak = tracemalloc.get_traced_memory()[1] - before
+    finally:
+        if not tracing:
+            tracemalloc.stop()
+    return result, peak
+
+
 def check_output_column(b_i):
     """Check a function ``b_i(I, W_q, W_k, W_v, i)`` that returns b^i (0-based i) with loops.
 
@@ -166,7 +197,13 @@ def check_output_column(b_i):
       given an (N, N) array);
     - so is an (N, N) array that numpy computes from ``I`` (``I`` is passed as a :class:`_Watched`
       view, which records the shapes computed from it; a plain copy such as ``np.asarray(I)`` is not
-      followed, so the check catches the matrix form written out, not every way around it);
+      followed, nor is a method such as ``I.dot``: the next check covers those, for arrays of 3 bytes
+      an entry or more);
+    - on a sequence of N = 512 vectors (:data:`MEMORY_CASE`), the memory ``b_i`` holds at once, measured
+      with :mod:`tracemalloc` (numpy's arrays and Python's objects, copies of ``I`` included), must stay
+      below 3 bytes per entry of an N x N array (:data:`MEMORY_BYTES_PER_PAIR`), less than an (N, N)
+      array of float32 or float64 takes: query i alone needs memory in proportion to N, every query
+      at once in proportion to N**2;
     - and its code must hold a loop (a ``for``, ``while`` or comprehension).
 
     Returns
@@ -205,6 +242,24 @@ def check_output_column(b_i):
                 raise AssertionError(f"b^{i + 1} should have shape (d_v,) = ({d_v},), got {got.shape}")
             if not np.allclose(got, O[:, i], rtol=1e-6, atol=1e-9):
                 raise AssertionError(_column_hint(got, I, W_q, W_k, W_v, i))
+    d, d_k, d_v, N = MEMORY_CASE
+    I = rng.normal(size=(d, N))
+    W_q, W_k, W_v = rng.normal(size=(d_k, d)), rng.normal(size=(d_k, d)), rng.normal(size=(d_v, d))
+    i = N // 3
+    got, peak = _peak_memory(b_i, I.copy(), W_q, W_k, W_v, i)
+    if peak >= MEMORY_BYTES_PER_PAIR * N * N:
+        raise AssertionError(
+            f"On a sequence of N = {N} vectors, b_i held {peak / 1e6:.1f} MB at once, more than the "
+            f"{MEMORY_BYTES_PER_PAIR * N * N / 1e6:.2f} MB allowed (an (N, N) array of {N * N:,} numbers takes "
+            f"{8 * N * N / 1e6:.1f} MB in float64): memory that grows like N**2 holds the scores or weights of every "
+            "query at once (chapter 4's matrix form), while b^i needs only query i's N scores "
+            "alpha_{i,j} = q^i . k^j, one per key j."
+        )
+    got = np.asarray(got, dtype=float)
+    expected = self_attention(I, W_q, W_k, W_v)[0][:, i]
+    if got.shape != (d_v,) or not np.allclose(got, expected, rtol=1e-6, atol=1e-9):
+        raise AssertionError(_column_hint(got, I, W_q, W_k, W_v, i) if got.shape == (d_v,) else
+                             f"b^{i + 1} should have shape (d_v,) = ({d_v},), got {got.shape}")
     if not has_loop(b_i):
         raise AssertionError(
             "Your b^i is right, but b_i has no loop: the exercise asks for loops over the positions, e.g. "

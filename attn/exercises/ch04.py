@@ -5,6 +5,9 @@ short message when it is right.
 """
 
 import numbers
+import os
+import site
+import sys
 import types
 
 import numpy as np
@@ -64,14 +67,111 @@ def _loop_helpers(func):
     return found
 
 
+#: numpy's Python-level helpers that call a Python function once per row, column or entry, as
+#: (name, function whose code runs when the helper does).
+_NUMPY_LOOPS = (("apply_along_axis", getattr(np.apply_along_axis, "__wrapped__", np.apply_along_axis)),
+                ("apply_over_axes", getattr(np.apply_over_axes, "__wrapped__", np.apply_over_axes)),
+                ("vectorize", np.vectorize.__call__))
+
+
+def _library_folders():
+    """The folders of Python's own library, of installed packages and of ``attn``: code there is not the reader's."""
+    folders = {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix,
+               os.path.dirname(os.path.dirname(os.path.abspath(__file__)))}
+    folders.update(site.getsitepackages() if hasattr(site, "getsitepackages") else [])
+    folders.add(site.getusersitepackages())
+    return tuple({os.path.join(os.path.realpath(f), "") for f in folders if f})
+
+
+def _is_readers(code, library=None):
+    """Whether ``code`` is the reader's own (a notebook cell, a script ...), not Python's, a package's or attn's."""
+    name = code.co_filename
+    if name.startswith("<frozen") or name.startswith("<built-in"):
+        return False
+    path = os.path.join(os.path.realpath(name), "") if os.path.isabs(name) else name
+    return not path.startswith(library or _library_folders())
+
+
+def _functions_run(func, *args):
+    """Call ``func`` on ``args``; return the reader's functions that ran (``func`` too) and numpy's loop helpers
+    that did.
+
+    Returns
+    -------
+    readers : list of code
+        The code of every function of the reader's that ran, in the order of their first call.
+    helpers : list of str
+        The names in :data:`_NUMPY_LOOPS` whose code ran, however the reader reached them (an alias included).
+    """
+    library = _library_folders()
+    loops = {f.__code__: name for name, f in _NUMPY_LOOPS if hasattr(f, "__code__")}
+    readers, helpers = [], []
+
+    def profile(frame, event, arg):
+        if event != "call":
+            return
+        code = frame.f_code
+        if code in loops and loops[code] not in helpers:
+            helpers.append(loops[code])
+        elif code not in readers and _is_readers(code, library):
+            readers.append(code)
+
+    previous = sys.getprofile()
+    sys.setprofile(profile)
+    try:
+        call_student(func, "attention", *args)
+    finally:
+        sys.setprofile(previous)
+    return readers, helpers
+
+
+def _loops_in_helpers(attention, cases):
+    """The hint for a loop in a function of the reader's that ``attention`` calls, or None."""
+    own = getattr(attention, "__code__", None)
+    for I, W_q, W_k, W_v in cases:
+        readers, helpers = _functions_run(attention, I, W_q, W_k, W_v)
+        if helpers:
+            return (f"Your O and A_prime are right, but attention reaches numpy's {helpers[0]}, which calls a Python "
+                    "function once per column or entry: a loop in disguise. softmax(A, axis=0), or np.exp and "
+                    ".sum(axis=0), handles every column at once.")
+        for code in readers:
+            if code is own or _encloses(own, code):
+                continue
+            holder = types.SimpleNamespace(__code__=code)
+            named = _loop_helpers(holder)
+            if has_loop(holder) or named:
+                how = "loops in Python" if has_loop(holder) else f"uses {named[0]}, a loop in disguise"
+                return (f"Your O and A_prime are right, but attention calls {code.co_name} (your own function), which "
+                        f"{how}: the exercise asks for matrix products only, in every function it calls. K.T @ Q "
+                        "gives every score at once, and softmax(..., axis=0) every column.")
+    return None
+
+
+def _encloses(outer, code):
+    """Whether ``code`` is defined inside ``outer`` (a lambda or comprehension in it), which ``outer``'s checks cover."""
+    if outer is None:
+        return False
+    todo = list(c for c in outer.co_consts if isinstance(c, types.CodeType))
+    while todo:
+        inner = todo.pop()
+        if inner is code:
+            return True
+        todo.extend(c for c in inner.co_consts if isinstance(c, types.CodeType))
+    return False
+
+
 def check_matrix_form(attention):
     """Check ``attention(I, W_q, W_k, W_v) -> (O, A_prime)`` written as matrix products.
 
     The function must not loop in Python: its code must hold no ``for``, ``while`` or comprehension
     and name none of :data:`LOOP_HELPERS` (``map``, ``np.apply_along_axis``, ``np.vectorize`` ...,
-    found by name, so an alias made outside the function is not seen). It must call ``attn.softmax``
-    at most once per call (a hand-written column softmax is fine), and must not call any of
-    ``attn``'s attention functions.
+    found by name). The same holds for every function of the reader's own that runs while it does
+    (a helper defined outside it, found by :func:`sys.setprofile`: code outside Python's library,
+    the installed packages and ``attn``), and numpy's ``apply_along_axis``, ``apply_over_axes`` and
+    ``vectorize`` are refused however they are reached (an alias made outside included); ``map``,
+    ``itertools.starmap`` and ``np.frompyfunc``, which run in C, are found by name only. It must call
+    ``attn.softmax`` at most once per call (a hand-written column softmax is fine), and must not call
+    any of ``attn``'s attention functions.
 
     Returns
     -------
@@ -109,6 +209,9 @@ def check_matrix_form(attention):
             f"Your O and A_prime are right, but attention uses {helpers[0]}, which calls a Python function once per "
             "column: a loop in disguise. softmax(A, axis=0), or np.exp and .sum(axis=0), handles every column at once."
         )
+    hint = _loops_in_helpers(attention, _cases())
+    if hint:
+        raise AssertionError(hint)
     return "Right: matrix products and a column softmax give attn.self_attention's O and A_prime."
 
 
