@@ -5,8 +5,8 @@ Sequences are (d, N) matrices whose columns are the vectors a^1 ... a^N, as in t
 
 * a fully connected layer applied to each vector alone, y^i = W a^i + c, cannot tell two
   equal vectors apart (the two "saw" in "I saw a saw");
-* a window stacks each vector with its w = ``half_width`` neighbours on either side,
-  [a^{i-w}; ...; a^i; ...; a^{i+w}], so the same layer sees some context;
+* a window stacks each vector with its r = ``half_width`` neighbours on either side,
+  [a^{i-r}; ...; a^i; ...; a^{i+r}], so the same layer sees some context;
 * but a window is fixed: to see the whole sequence it must reach the longest input, and
   its parameter count grows with it.
 
@@ -32,13 +32,13 @@ def per_vector_fc(I, W, c=None):
     ----------
     I : (d, N) ndarray
         The sequence; column i is a^i.
-    W : (d_out, d) ndarray
-    c : (d_out,) ndarray, optional
+    W : (d_y, d) ndarray
+    c : (d_y,) ndarray, optional
         The bias; zero when None.
 
     Returns
     -------
-    Y : (d_out, N) ndarray
+    Y : (d_y, N) ndarray
         Column i is y^i = W a^i + c. It depends on a^i alone, so equal input
         columns give equal output columns, whatever W and c are.
     """
@@ -49,7 +49,7 @@ def per_vector_fc(I, W, c=None):
     c = np.zeros(W.shape[0], np.result_type(I, W)) if c is None else as_array("c", c, ndim=1)
     if c.shape[0] != W.shape[0]:
         raise ValueError(f"c has shape {c.shape} but W has shape {W.shape}: c needs {W.shape[0]} entries")
-    return W @ I + c[:, None]  # (d_out, d) x (d, N) -> (d_out, N)
+    return W @ I + c[:, None]  # (d_y, d) x (d, N) -> (d_y, N)
 
 
 def window_features(I, half_width):
@@ -60,14 +60,14 @@ def window_features(I, half_width):
     I : (d, N) ndarray
         The sequence; column i is a^i.
     half_width : int
-        w below: the window holds 2w + 1 vectors (w = 0 is the vector alone).
+        r below: the window holds 2r + 1 vectors (r = 0 is the vector alone).
 
     Returns
     -------
-    X : ((2w + 1) d, N) ndarray
-        Column i is [a^{i-w}; ...; a^i; ...; a^{i+w}], oldest first; positions
+    I_win : ((2r + 1) d, N) ndarray
+        Column i is [a^{i-r}; ...; a^i; ...; a^{i+r}], oldest first; positions
         outside the sequence are zero vectors. Block m (rows m d ... (m + 1) d - 1)
-        holds the neighbour at offset m - w.
+        holds the neighbour at offset m - r.
 
     Examples
     --------
@@ -77,96 +77,96 @@ def window_features(I, half_width):
            [2., 3., 0.]])
     """
     I = check_sequence(I)
-    w = check_count("half_width", half_width, 0)
+    r = check_count("half_width", half_width, 0)
     d, N = I.shape
-    padded = np.concatenate([np.zeros((d, w), I.dtype), I, np.zeros((d, w), I.dtype)], axis=1)  # (d, N + 2w)
-    return np.concatenate([padded[:, m : m + N] for m in range(2 * w + 1)], axis=0)
+    padded = np.concatenate([np.zeros((d, r), I.dtype), I, np.zeros((d, r), I.dtype)], axis=1)  # (d, N + 2r)
+    return np.concatenate([padded[:, m : m + N] for m in range(2 * r + 1)], axis=0)
 
 
 def window_fc(I, W, c=None, *, half_width):
-    """A fully connected layer applied to each window of 2w + 1 vectors, w = ``half_width``.
+    """A fully connected layer applied to each window of 2r + 1 vectors, r = ``half_width``.
 
     Parameters
     ----------
     I : (d, N) ndarray
-    W : (d_out, (2w + 1) d) ndarray
-    c : (d_out,) ndarray, optional
+    W : (d_y, (2r + 1) d) ndarray
+    c : (d_y,) ndarray, optional
     half_width : int
-        w: the window sees w vectors on each side.
+        r: the window sees r vectors on each side.
 
     Returns
     -------
-    Y : (d_out, N) ndarray
-        Column i is y^i = W [a^{i-w}; ...; a^{i+w}] + c.
+    Y : (d_y, N) ndarray
+        Column i is y^i = W [a^{i-r}; ...; a^{i+r}] + c.
     """
-    X = window_features(I, half_width)
+    I_win = window_features(I, half_width)
     W = as_array("W", W, ndim=2)
-    if W.shape[1] != X.shape[0]:
+    if W.shape[1] != I_win.shape[0]:
         raise ValueError(
-            f"W has shape {W.shape} but a window of 2w+1 = {2 * half_width + 1} vectors of size {X.shape[0] // (2 * half_width + 1)} "
-            f"has {X.shape[0]} entries: W needs {X.shape[0]} columns"
+            f"W has shape {W.shape} but a window of 2r+1 = {2 * half_width + 1} vectors of size {I_win.shape[0] // (2 * half_width + 1)} "
+            f"has {I_win.shape[0]} entries: W needs {I_win.shape[0]} columns"
         )
-    return per_vector_fc(X, W, c)
+    return per_vector_fc(I_win, W, c)
 
 
-def fc_parameter_count(d_in, d_out):
-    """Weights plus biases of a fully connected layer: d_in d_out + d_out, an int.
+def fc_parameter_count(d_in, d_y):
+    """Weights plus biases of a fully connected layer: d_in d_y + d_y, an int.
 
     >>> fc_parameter_count(429, 1024)
     440320
     """
     d_in = check_count("d_in", d_in, 1)
-    d_out = check_count("d_out", d_out, 1)
-    return d_in * d_out + d_out
+    d_y = check_count("d_y", d_y, 1)
+    return d_in * d_y + d_y
 
 
-def window_parameter_count(d, half_width, d_out):
-    """Parameters of a fully connected layer on windows of 2w + 1 vectors of size d, w = ``half_width``.
+def window_parameter_count(d, half_width, d_y):
+    """Parameters of a fully connected layer on windows of 2r + 1 vectors of size d, r = ``half_width``.
 
     Parameters
     ----------
     d : int
         Size of each vector (39 for MFCC frames).
     half_width : int
-        w: the window sees w vectors on each side.
-    d_out : int
+        r: the window sees r vectors on each side.
+    d_y : int
         Outputs of the layer.
 
     Returns
     -------
     int
-        ((2w + 1) d + 1) d_out: linear in the window size.
+        ((2r + 1) d + 1) d_y: linear in the window size.
 
     >>> window_parameter_count(39, 5, 1024)
     440320
     """
     d = check_count("d", d, 1)
-    w = check_count("half_width", half_width, 0)
-    return fc_parameter_count((2 * w + 1) * d, d_out)
+    r = check_count("half_width", half_width, 0)
+    return fc_parameter_count((2 * r + 1) * d, d_y)
 
 
-def fit_fc(X, T):
-    """Least-squares weights of a fully connected layer: W X + c is as close to T as it can be.
+def fit_fc(I_win, T):
+    """Least-squares weights of a fully connected layer: W I_win + c is as close to T as it can be.
 
     Parameters
     ----------
-    X : (d_in, N) ndarray
+    I_win : (d_in, N) ndarray
         Inputs as columns (e.g. :func:`window_features`).
-    T : (d_out, N) ndarray
+    T : (d_y, N) ndarray
         Targets as columns (e.g. one-hot tags).
 
     Returns
     -------
-    W : (d_out, d_in) ndarray
-    c : (d_out,) ndarray
-        The minimum-norm solution of min ||W X + c 1^T - T||^2.
+    W : (d_y, d_in) ndarray
+    c : (d_y,) ndarray
+        The minimum-norm solution of min ||W I_win + c 1^T - T||^2.
     """
-    X = check_sequence(X)
+    I_win = check_sequence(I_win)
     T = as_array("T", T, ndim=2)
-    if T.shape[1] != X.shape[1]:
-        raise ValueError(f"X has shape {X.shape} and T has shape {T.shape}: they need the same number of columns N")
-    X1 = np.vstack([X, np.ones((1, X.shape[1]))])  # (d_in + 1, N): the bias as a constant input
-    Wc = np.linalg.lstsq(X1.T, T.T, rcond=None)[0].T  # (d_out, d_in + 1)
+    if T.shape[1] != I_win.shape[1]:
+        raise ValueError(f"I_win has shape {I_win.shape} and T has shape {T.shape}: they need the same number of columns N")
+    I_win1 = np.vstack([I_win, np.ones((1, I_win.shape[1]))])  # (d_in + 1, N): the bias as a constant input
+    Wc = np.linalg.lstsq(I_win1.T, T.T, rcond=None)[0].T  # (d_y, d_in + 1)
     return Wc[:, :-1], Wc[:, -1]
 
 

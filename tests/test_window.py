@@ -14,9 +14,9 @@ def saw_sentence():
 
 @settings(max_examples=50, deadline=None)
 @given(st.integers(0, 2**32 - 1), st.integers(1, 6))
-def test_per_vector_fc_cannot_tell_the_two_saws_apart(seed, d_out):
+def test_per_vector_fc_cannot_tell_the_two_saws_apart(seed, d_y):
     rng = np.random.default_rng(seed)
-    Y = window.per_vector_fc(saw_sentence(), rng.normal(size=(d_out, 3)), rng.normal(size=d_out))
+    Y = window.per_vector_fc(saw_sentence(), rng.normal(size=(d_y, 3)), rng.normal(size=d_y))
     np.testing.assert_array_equal(Y[:, 1], Y[:, 3])
 
 
@@ -67,7 +67,7 @@ def test_full_window_sees_everything():
 def test_parameter_counts():
     assert window.fc_parameter_count(429, 1024) == 440320
     assert window.window_parameter_count(39, 5, 1024) == 440320  # HW2: 11 frames of 39-dim MFCC
-    assert window.window_parameter_count(d=39, half_width=5, d_out=1024) == 440320
+    assert window.window_parameter_count(d=39, half_width=5, d_y=1024) == 440320
     counts = [window.window_parameter_count(39, w, 1024) for w in range(6)]
     assert set(np.diff(counts)) == {2 * 39 * 1024}  # linear in the half-width: each step adds 2 x 39 x 1024
 
@@ -101,7 +101,7 @@ def test_predict_tags():
         (lambda: window.window_features(np.ones((3, 2)), 1.5), "half_width must be an integer"),
         (lambda: window.window_fc(np.ones((3, 2)), np.ones((2, 3)), half_width=1), r"W has shape \(2, 3\).*needs 9 columns"),
         (lambda: window.window_parameter_count(0, 1, 1), "d must be"),
-        (lambda: window.fit_fc(np.ones((2, 3)), np.ones((1, 4))), r"X has shape \(2, 3\) and T has shape \(1, 4\)"),
+        (lambda: window.fit_fc(np.ones((2, 3)), np.ones((1, 4))), r"I_win has shape \(2, 3\) and T has shape \(1, 4\)"),
         (lambda: window.predict_tags(np.ones((2, 3))), "one row per tag"),
         (lambda: window.long_range_pair(0), "gap must be"),
     ],
