@@ -364,6 +364,6 @@ def test_every_chapter_imports_attn_in_its_first_cell_only_inside_the_guard():
         handlers.setdefault(handler[:handler.index("input_transformers_cleanup")], []).append(path.name)
     groups = sorted(handlers.values(), key=len, reverse=True)
     assert len(groups) == 1, (
-        f"the chapters' guards differ: {[g[:3] for g in groups]}. Every chapter's first code cell ends with the same "
+        f"the chapters' guards differ: {[g[:3] for g in groups]}. Every chapter's first code cell holds the same "
         f"`except ModuleNotFoundError` block: copy it from {groups[0][0]} into {[n for g in groups[1:] for n in g]}")
 
