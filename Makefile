@@ -30,7 +30,7 @@ export PYDEVD_DISABLE_FILE_VALIDATION := 1
 # The Chinese editions, built from the gettext catalogs in locales/ into _build/html/<lang>/.
 EDITIONS = $(shell $(PYTHON) tools/book_site.py translations)
 
-.PHONY: help book editions catalogs test unit test-other-blas notebooks lab pdf bench lock clean python
+.PHONY: help book editions catalogs test unit test-other-blas test-archive notebooks lab pdf bench lock clean python
 
 help:
 	@echo "make book       set up .venv (the book extra) and build the site into _build/html"
@@ -39,6 +39,8 @@ help:
 	@echo "                (on Linux that downloads the multi-GB CUDA build of torch: README.md, Tests)"
 	@echo "make unit       the tests that need no built site, browser or notebook run: seconds, while editing"
 	@echo "make test-other-blas  the notebooks again, under another OpenBLAS kernel on one thread (CI runs it)"
+	@echo "make test-archive  the notebook archive and its test only (no site): a reader's environment of PYTHON"
+	@echo "                runs a chapter from it, every chapter with CI=true (CI runs it under a third Python)"
 	@echo "make editions   only the two Chinese editions, into _build/html/zh_TW and _build/html/zh_CN"
 	@echo "make notebooks  re-execute every chapter top to bottom and save it"
 	@echo "make catalogs   bring the Chinese editions' catalogs up to date with the English text"
@@ -93,6 +95,23 @@ unit: $(call stamp,book test $(WITH_TORCH))
 # that passed on this CPU) fails here. CI runs it after make test; run it before committing new stored outputs.
 test-other-blas: $(call stamp,book test)
 	$(OTHER_BLAS) $(BIN)/python -m pytest $(NBVAL) -q -n 2 --dist loadfile chapters
+
+# The archive of the chapters (tools/archive.py) and tests/test_archive.py alone, in an environment that holds only
+# what they need: no site, browser or JupyterLab. The test unpacks the archive outside the repository and makes a
+# reader's environment there with this Python; with CI=true it runs every chapter in it against its stored outputs.
+# CI runs it under the supported Python that its two `make test` passes leave out, with a VENV of its own.
+# setuptools builds the attn wheel (pyproject.toml's build-system); pip freeze leaves it out of the lock.
+ARCHIVE_TEST_NEEDS := numpy hypothesis pytest nbval nbclient packaging setuptools==84.2.1
+ARCHIVE_OUT := _build/archive/self-attention-column-by-column-notebooks.zip
+test-archive: $(VENV)/.installed-py$(PYVER)-archive-test
+	$(BIN)/python tools/archive.py --out $(ARCHIVE_OUT)
+	BOOK_ARCHIVE=$(ARCHIVE_OUT) $(BIN)/python -m pytest -q -p no:cacheprovider $(PYTEST_ARGS) tests/test_archive.py
+
+$(VENV)/.installed-py$(PYVER)-archive-test: $(BIN)/python pyproject.toml $(LOCK)
+	@test "$$($(BIN)/python -c 'import sys; print("%d.%d" % sys.version_info[:2])')" = "$(PYVER)" || \
+	  { echo "$(VENV) was made with another Python than $(PYTHON) ($(PYVER)): remove it or pass VENV=.venv-$(PYVER)"; exit 1; }
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -c $(LOCK) $(ARCHIVE_TEST_NEEDS)
+	@touch $@
 
 # Each edition is a strict Sphinx build of the same sources with the catalogs of its language (tools/editions.py).
 # The two run side by side (one core each).

@@ -1,8 +1,8 @@
 // Accessible names that hold the text a control shows (WCAG 2.1, 2.5.3 "Label in Name"), in the page's language.
 //
-// - A folded code cell's toggle (myst-nb's <summary>) shows "Show code cell source" / "Hide code cell source" but
-//   carries aria-label="Toggle hidden content": the label goes, so the name is the text shown.
-// - The search field button shows its placeholder text and Ctrl+K but is labelled "Search": likewise.
+// - The search field button shows its placeholder text and Ctrl+K but is labelled "Search": the label goes, so the
+//   name is the text shown. (A folded code cell's toggle is built without its mismatching label:
+//   tools/accessible_names.py.)
 // - The colour-mode button shows one icon, whose title names the current mode, and is labelled "Color mode" (in
 //   English in every edition): it is named "<colour mode>: <current mode>" in the page's language, and renamed
 //   whenever the mode changes. The theme's own translations are kept where it has them (its Chinese catalog has
@@ -64,7 +64,6 @@
   }
 
   function start() {
-    nameFromContent("details.hide > summary[aria-label]");
     nameFromContent(".search-button-field[aria-label]");
     nameColorModeButtons();
     if (words) {

@@ -9,10 +9,11 @@ chapters run end to end through nbval, compared with their stored outputs: one c
 quickest), every chapter in CI (chapter 9 reads a data file from the archive), where every chapter also runs without
 the module.
 
-Installing the requirements is the slow step (tens of seconds), and it is set-up, not the test: the environment is
-made once per requirements file and Python, in _build/archive-env/<hash>/, and kept there. Every run first takes the
-module out again and checks that the environment holds exactly the file's pins, so a kept environment is the one a
-reader would make. CI starts from a clean clone, so there it is always made afresh.
+Installing the requirements is the slow step (tens of seconds). In CI the environment is made afresh on every run,
+as .venv inside the archive unpacked in the test's temporary folder, where the archive's README.txt has a reader make
+it. On a developer's machine it is set-up, not the test: it is made once per requirements file and Python, in
+_build/archive-env/<hash>/, and kept there. Every run first takes the module out again and checks that the
+environment holds exactly the file's pins, so a kept environment is the one a reader would make.
 
 The kernels run the new environment's Python (a kernel spec written into the test's own Jupyter folders), with no
 PYTHONPATH: nothing of the repository is importable there. pip runs as configured on the machine (its index and
@@ -49,8 +50,14 @@ RUN_TIMEOUT = 600
 
 
 @pytest.fixture(scope="module")
-def archive_path(site):
-    path = site / archive.ARCHIVE_NAME
+def archive_path(request):
+    """The archive in the built site; or the one BOOK_ARCHIVE names (`make test-archive`, which builds no site)."""
+    given = os.environ.get("BOOK_ARCHIVE")
+    if given:
+        path = Path(given)
+        assert path.name == archive.ARCHIVE_NAME and path.is_file(), f"BOOK_ARCHIVE={given} is not the archive"
+        return path
+    path = request.getfixturevalue("site") / archive.ARCHIVE_NAME
     if not path.exists():
         pytest.skip(f"{archive.ARCHIVE_NAME} is not in the site: run `make book` (tools/archive.py writes it)")
     return path
@@ -221,16 +228,20 @@ def _installed(python, env, cwd):
             if archive.canonicalize_name(p["name"]) not in ("pip", "setuptools")}
 
 
-def _reader_environment(book, requirements, env):
+def _reader_environment(book, requirements, env, fresh):
     """The Python of a virtual environment holding exactly the pins of ``book/requirements`` (and no attn).
 
-    Made in _build/archive-env/<hash>/ the first time (venv without system site packages, then
-    `pip install -r requirements`), kept for later runs; a run that installed the wheel left attn in, so it is
-    taken out again.
+    A venv without system site packages, then `pip install -r requirements`. With ``fresh`` (a folder outside the
+    repository: CI) it is made there, new. Otherwise it is made in _build/archive-env/<hash>/ the first time and kept
+    for later runs; a run that installed the wheel left attn in, so it is taken out again.
     """
-    text = (book / requirements).read_bytes() + (book / "requirements-kernel.txt").read_bytes()
-    key = hashlib.sha256(text + sys.version.encode()).hexdigest()[:16]
-    home = ROOT / "_build" / "archive-env" / key
+    if fresh is not None:
+        home = fresh
+        assert not home.exists(), f"{home} exists already: the environment would not be fresh"
+    else:
+        text = (book / requirements).read_bytes() + (book / "requirements-kernel.txt").read_bytes()
+        key = hashlib.sha256(text + sys.version.encode()).hexdigest()[:16]
+        home = ROOT / "_build" / "archive-env" / key
     python = home / "bin" / "python"
     made = home / "made"  # written once the requirements are in: a half-made environment is made again
     if not made.exists():
@@ -264,7 +275,12 @@ def reader(archive_path, tmp_path_factory):
     book = tmp / archive.FOLDER
     # In CI the whole requirements.txt (JupyterLab too); elsewhere only what the kernel needs, which is quicker.
     requirements = "requirements.txt" if in_ci() else "requirements-kernel.txt"
-    python = _reader_environment(book, requirements, env)
+    # In CI a new environment where the archive's README.txt puts it, .venv in the unpacked folder (outside the
+    # repository); elsewhere the kept one.
+    fresh = book / ".venv" if in_ci() else None
+    python = _reader_environment(book, requirements, env, fresh)
+    if fresh is not None:
+        assert ROOT not in python.parents, f"the reader's environment {python} is inside the repository"
     env["PATH"] = f"{python.parent}{os.pathsep}{env.get('PATH', '')}"
     times["environment"] = time.monotonic() - start
     probe = _run([python, "-c", "import importlib.util, sys; print(importlib.util.find_spec('attn'))"], env, book, 60)
@@ -334,7 +350,7 @@ def test_with_the_wheel_chapters_run_and_match_their_stored_outputs(reader):
 def test_every_chapter_imports_attn_in_its_first_cell_only_inside_the_guard():
     """Each chapter's first code cell imports attn inside a try whose except prints the message and turns the later
     cells (which may import attn's exercise checkers) into empty ones while attn is missing."""
-    handlers = set()
+    handlers = {}  # the handler's text: the chapters that have it
     for path in CHAPTERS:
         nb = json.loads(path.read_text(encoding="utf-8"))
         code = [("".join(c["source"])) for c in nb["cells"] if c["cell_type"] == "code"]
@@ -345,6 +361,9 @@ def test_every_chapter_imports_attn_in_its_first_cell_only_inside_the_guard():
             if re.match(r"\s*(import attn|from attn)\b", line):
                 assert line.startswith("    "), f"{path.name}: `{line}` is outside the guard"
         handler = first[first.index("except ModuleNotFoundError"):]
-        handlers.add(handler[:handler.index("input_transformers_cleanup")])
-    assert len(handlers) == 1, "the chapters' guards differ: run the import guard script again"
+        handlers.setdefault(handler[:handler.index("input_transformers_cleanup")], []).append(path.name)
+    groups = sorted(handlers.values(), key=len, reverse=True)
+    assert len(groups) == 1, (
+        f"the chapters' guards differ: {[g[:3] for g in groups]}. Every chapter's first code cell holds the same "
+        f"`except ModuleNotFoundError` block: copy it from {groups[0][0]} into {[n for g in groups[1:] for n in g]}")
 

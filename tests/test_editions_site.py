@@ -88,16 +88,15 @@ def _pages(site, edition):
 
 
 # The words of the page frame (the themes', the extensions' and the book's own) that an edition must show in its
-# language. myst-nb's aria-label "Toggle hidden content" on a folded cell is not here: _static/accessible-names.js
-# removes it in the browser, so that the toggle is named by the (translated) words it shows; it also names the
-# printed contents' <nav aria-label="Page"> in the page's language.
+# language. The printed contents' <nav aria-label="Page"> is not here: _static/accessible-names.js names it in the
+# page's language in the browser.
 UI_WORDS = [
     'aria-label="Color mode"', 'title="System Settings"', 'title="Toggle primary sidebar"',
     'title="Toggle secondary sidebar"', 'aria-label="Main"', 'aria-label="Editions"', "Show code cell source",
     "Hide code cell source", "Solution to", ">Exercise ", "Link to this heading", "Download the book as PDF",
     "Download every chapter", ">The lecture<", ">Beyond the lecture<", ">Reference<", "companion authors",
     "Copyright", "Search this book", "previous page", "next page", "Skip to main content", "Back to top",
-    "Link to this image", 'title="Print to PDF"', 'subtitle">previous<', 'subtitle">next<',
+    "Link to this image", 'title="Print to PDF"', 'subtitle">previous<', 'subtitle">next<', "Toggle hidden content",
 ]
 # Words of the page frame that a theme's catalog gives in the other Chinese (pydata-sphinx-theme's zh_TW falls back
 # to its Simplified catalog; sphinx-book-theme's zh_CN has Taiwan's 列印; Sphinx's zh_TW calls a heading a 標頭, a
@@ -114,6 +113,31 @@ def test_no_english_words_in_the_page_frame(site, edition):
             if word in html:
                 found.setdefault(word, page.name)
     assert not found, f"{edition}: English words of the page frame (word: first page): {found}"
+
+
+SUMMARY = re.compile(r"<details class=\"admonition hide[^\"]*\">\s*<summary([^>]*)>(.*?)</summary>", re.S)
+
+
+@pytest.mark.parametrize("edition", list(EDITIONS))
+def test_folded_cells_are_named_by_the_words_they_show(site, edition):
+    """A folded code cell's toggle (myst-nb's <summary>) carries no aria-label as served (tools/accessible_names.py):
+    its name is the prompt it shows, in the edition's language. myst-nb's own label, "Toggle hidden content", was
+    English in every edition and not the text shown (WCAG 2.1, 2.5.3 "Label in Name")."""
+    toggles, labelled, english = 0, {}, {}
+    folder = site / EDITIONS[edition]
+    for page in [folder / name for name in edition_pages(site, edition)]:
+        html = page.read_text(encoding="utf-8")
+        if "Toggle hidden content" in html:
+            english.setdefault(page.name, html.count("Toggle hidden content"))
+        for attributes, content in SUMMARY.findall(html):
+            toggles += 1
+            shown = re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", content)).strip()
+            assert shown, f"{edition}/{page.name}: a folded cell's toggle shows no text"
+            if "aria-label" in attributes:
+                labelled.setdefault(page.name, attributes.strip())
+    assert toggles > 0, f"{edition}: no folded code cell found: the pattern no longer matches myst-nb's HTML"
+    assert not english, f"{edition}: pages that still say 'Toggle hidden content' (page: count): {english}"
+    assert not labelled, f"{edition}: folded cells' toggles with an aria-label (page: its attributes): {labelled}"
 
 
 @pytest.mark.parametrize("edition", TRANSLATIONS)
