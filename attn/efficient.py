@@ -128,12 +128,13 @@ def chunked_attention(Q, K, V, *, scale=1.0, block=256, threads=None):
     already has. In float64 the shift is each row's maximum, found in a first pass over
     the key tiles.
 
-    Threads: [K; 1], [V^T, 1] and max_j |k^j| are built once per head, before the threads
-    start on it, and all of them read these copies; each thread has only its own block of
-    queries, its ``block x KEY_TILE`` score tile and its block results. So the working
-    memory is one head's copies, (d_k + d_v + 2) N_k numbers, plus a score tile per
-    thread, and a thread's tile never exceeds its share of the head's queries times
-    ``KEY_TILE``.
+    The heads are taken in order. For each head, [K; 1], [V^T, 1] and max_j |k^j| are
+    built once, and all threads read these copies, each thread working through its own
+    range of the head's queries; the next head starts when every range is done. A thread
+    owns only its score tile, at most ``block x KEY_TILE`` numbers, and a few rows as long
+    as a block. So the working memory is one head's copies, (d_k + d_v + 2) N_k numbers,
+    plus one score tile per thread: adding a thread adds a tile, never another copy of
+    the keys and values.
 
     Examples
     --------
