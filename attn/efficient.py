@@ -25,6 +25,7 @@ array is a free view, so the column-form arguments cost nothing to turn around.
 
 import contextlib
 import os
+import threading
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
@@ -94,7 +95,7 @@ def chunked_attention(Q, K, V, *, scale=1.0, block=256, threads=None):
     threads : int, optional
         How many threads share the work. The default is the number of cores this process
         may use. The heads are taken one after another, and the threads share each head:
-        every thread takes its own range of that head's queries. numpy releases the
+        each takes the head's next block of queries until none is left. numpy releases the
         interpreter lock inside matrix products and ufuncs, so they run at the same time.
         While they run, the BLAS library is held to one thread per call (threadpoolctl), so
         that its threads do not compete with these for the cores. ``threads=1`` leaves
@@ -129,8 +130,9 @@ def chunked_attention(Q, K, V, *, scale=1.0, block=256, threads=None):
     the key tiles.
 
     The heads are taken in order. For each head, [K; 1], [V^T, 1] and max_j |k^j| are
-    built once, and all threads read these copies, each thread working through its own
-    range of the head's queries; the next head starts when every range is done. A thread
+    built once, and all threads read these copies while they take the head's blocks of
+    queries one at a time (blocks shrink to about N_q / threads queries when the head has fewer
+    than one block per thread); the next head starts when every block is done. A thread
     owns only its score tile, at most ``block x KEY_TILE`` numbers, and a few rows as long
     as a block. So the working memory is one head's copies, (d_k + d_v + 2) N_k numbers,
     plus one score tile per thread: adding a thread adds a tile, never another copy of
@@ -150,16 +152,19 @@ def chunked_attention(Q, K, V, *, scale=1.0, block=256, threads=None):
     lead, (Q3, K3, V3) = Q.shape[:-2], _stack_heads(Q, K, V)
     (H, d_k, N_q), N_k, d_v = Q3.shape, K3.shape[2], V3.shape[1]
     O = np.empty((H, d_v, N_q), dtype=dt)
-    # each head's queries cut into `threads` ranges (fewer when there are fewer queries), one per thread
-    n = min(threads, N_q)
-    ranges = [(N_q * c // n, N_q * (c + 1) // n) for c in range(n)]
-    buffers = [_Buffers(min(block, stop - start), d_k, d_v, N_k, dt) for start, stop in ranges]
-    head = _Head(d_k, d_v, N_k, dt)
+    B = min(block, -(-N_q // threads))  # queries per block: at least as many blocks per head as threads
+    n = min(threads, -(-N_q // B))
+    buffers = [_Buffers(B, d_k, d_v, N_k, dt) for _ in range(n)]
+    head, lock = _Head(d_k, d_v, N_k, dt), threading.Lock()
 
-    def run(h, c):
-        """Range c of head h's queries, with the c-th buffers."""
-        start, stop = ranges[c]
-        _chunked_queries(Q3[h, :, start:stop], head, scale, buffers[c], O[h, :, start:stop])
+    def run(h, c, todo):
+        """Thread c takes head h's next block of queries from todo, with the c-th buffers, until none is left."""
+        while True:
+            with lock:
+                s = next(todo, None)
+            if s is None:
+                return
+            _chunked_queries(Q3[h, :, s:s + B], head, scale, buffers[c], O[h, :, s:s + B])
 
     with contextlib.ExitStack() as stack:
         if n > 1:
@@ -167,10 +172,11 @@ def chunked_attention(Q, K, V, *, scale=1.0, block=256, threads=None):
             pool = stack.enter_context(ThreadPoolExecutor(n))
         for h in range(H):
             head.fill(K3[h], V3[h])
+            todo = iter(range(0, N_q, B))  # the first query of each of the head's blocks
             if n == 1:
-                run(h, 0)
+                run(h, 0, todo)
             else:
-                list(pool.map(run, [h] * n, range(n)))  # waits for every range; re-raises a thread's error
+                list(pool.map(run, [h] * n, range(n), [todo] * n))  # waits for all; re-raises a thread's error
     return O.reshape(lead + (d_v, N_q))
 
 
