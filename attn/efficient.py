@@ -23,6 +23,7 @@ block) because then both matrix products read contiguous memory; transposing a n
 array is a free view, so the column-form arguments cost nothing to turn around.
 """
 
+import contextlib
 import os
 import threading
 from concurrent.futures import ThreadPoolExecutor
@@ -93,11 +94,12 @@ def chunked_attention(Q, K, V, *, scale=1.0, block=256, threads=None):
         How many queries share one block of scores.
     threads : int, optional
         How many threads share the work. The default is the number of cores this process
-        may use. The threads take whole heads (or, with fewer heads than threads, ranges
-        of queries); numpy releases the interpreter lock inside matrix products and
-        ufuncs, so they run at the same time. While they run, the BLAS library is held
-        to one thread per call (threadpoolctl), so that its threads do not compete with
-        these for the cores. ``threads=1`` leaves BLAS alone.
+        may use. The heads are taken one after another, and the threads share each head:
+        each takes the head's next block of queries until none is left. numpy releases the
+        interpreter lock inside matrix products and ufuncs, so they run at the same time.
+        While they run, the BLAS library is held to one thread per call (threadpoolctl), so
+        that its threads do not compete with these for the cores. ``threads=1`` leaves
+        BLAS alone.
 
     Returns
     -------
@@ -120,12 +122,21 @@ def chunked_attention(Q, K, V, *, scale=1.0, block=256, threads=None):
     the exponential. In float32 the shift is the bound r_i = |scale| |q^i| max_j |k^j|
     (Cauchy-Schwarz), known before any score. Then nothing needs to be corrected later
     and the keys are taken in tiles of ``KEY_TILE``, whose scores are exponentiated and
-    multiplied while they are still in the cache; at most ``block x KEY_TILE`` scores exist
-    per thread. A row whose denominator comes out below 2^-60 (its scores lie so far below
-    the bound that small terms may have vanished), or not finite, is computed again,
-    shifted by its maximum. The shifted scores carry a rounding error of order eps r_i,
-    the order of the error a float32 score q^i . k^j already has. In float64 the shift
-    is each row's maximum, found in a first pass over the key tiles.
+    multiplied while they are still in the cache. A row whose denominator comes out below
+    2^-60 (its scores lie so far below the bound that small terms may have vanished), or
+    not finite, is computed again, shifted by its maximum. The shifted scores carry a
+    rounding error of order eps r_i, the order of the error a float32 score q^i . k^j
+    already has. In float64 the shift is each row's maximum, found in a first pass over
+    the key tiles.
+
+    The heads are taken in order. For each head, [K; 1], [V^T, 1] and max_j |k^j| are
+    built once, and all threads read these copies while they take the head's blocks of
+    queries one at a time (blocks shrink to about N_q / threads queries when the head has fewer
+    than one block per thread); the next head starts when every block is done. A thread
+    owns only its score tile, at most ``block x KEY_TILE`` numbers, and a few rows as long
+    as a block. So the working memory is one head's copies, (d_k + d_v + 2) N_k numbers,
+    plus one score tile per thread: adding a thread adds a tile, never another copy of
+    the keys and values.
 
     Examples
     --------
@@ -139,45 +150,61 @@ def chunked_attention(Q, K, V, *, scale=1.0, block=256, threads=None):
     block = check_count("block", block, 1)
     threads = _cores() if threads is None else check_count("threads", threads, 1)
     lead, (Q3, K3, V3) = Q.shape[:-2], _stack_heads(Q, K, V)
-    H, N_q = Q3.shape[0], Q3.shape[2]
-    O = np.empty((H, V3.shape[1], N_q), dtype=dt)
-    # the work: whole heads, or each head cut into query ranges when there are fewer heads than threads
-    cuts = -(-threads // H)
-    work = [(h, N_q * c // cuts, N_q * (c + 1) // cuts) for h in range(H) for c in range(cuts)]
-    work = [(h, start, stop) for h, start, stop in work if stop > start]
-    n = min(threads, len(work))
-    todo, lock = iter(work), threading.Lock()
+    (H, d_k, N_q), N_k, d_v = Q3.shape, K3.shape[2], V3.shape[1]
+    O = np.empty((H, d_v, N_q), dtype=dt)
+    B = min(block, -(-N_q // threads))  # queries per block: at least as many blocks per head as threads
+    n = min(threads, -(-N_q // B))
+    buffers = [_Buffers(B, d_k, d_v, N_k, dt) for _ in range(n)]
+    head, lock = _Head(d_k, d_v, N_k, dt), threading.Lock()
 
-    def worker():
-        """Take the next piece of work until none is left, with this thread's buffers."""
-        buffers = _Buffers(min(block, N_q), Q3.shape[1], K3.shape[2], V3.shape[1], dt)
+    def run(h, c, todo):
+        """Thread c takes head h's next block of queries from todo, with the c-th buffers, until none is left."""
         while True:
             with lock:
-                piece = next(todo, None)
-            if piece is None:
+                s = next(todo, None)
+            if s is None:
                 return
-            h, start, stop = piece
-            _chunked_queries(Q3[h, :, start:stop], K3[h], V3[h], scale, buffers, O[h, :, start:stop])
+            _chunked_queries(Q3[h, :, s:s + B], head, scale, buffers[c], O[h, :, s:s + B])
 
-    if n == 1:
-        worker()
-    else:
-        with _one_blas_thread(), ThreadPoolExecutor(n) as pool:
-            for done in [pool.submit(worker) for _ in range(n)]:
-                done.result()  # re-raises an error from a thread
-    return O.reshape(lead + (V3.shape[1], N_q))
+    with contextlib.ExitStack() as stack:
+        if n > 1:
+            stack.enter_context(_one_blas_thread())
+            pool = stack.enter_context(ThreadPoolExecutor(n))
+        for h in range(H):
+            head.fill(K3[h], V3[h])
+            todo = iter(range(0, N_q, B))  # the first query of each of the head's blocks
+            if n == 1:
+                run(h, 0, todo)
+            else:
+                list(pool.map(run, [h] * n, range(n), [todo] * n))  # waits for all; re-raises a thread's error
+    return O.reshape(lead + (d_v, N_q))
 
 
-class _Buffers:
-    """One thread's working memory for :func:`chunked_attention`; the scores S are the only large part."""
+class _Head:
+    """One head's keys and values as :func:`chunked_attention` reads them, shared by its threads."""
 
-    def __init__(self, B, d_k, N_k, d_v, dt):
-        self.S = np.empty((B, min(N_k, KEY_TILE)), dtype=dt)  # B x C scores, C = min(N_k, KEY_TILE)
-        self.Qb = np.empty((B, d_k + 1), dtype=dt)  # a block of queries as rows, then minus each one's shift
+    def __init__(self, d_k, d_v, N_k, dt):
         self.K1 = np.empty((d_k + 1, N_k), dtype=dt)  # [K; 1]
         self.K1[d_k] = 1
         self.Vt1 = np.empty((N_k, d_v + 1), dtype=dt)  # [V^T, 1]
         self.Vt1[:, d_v] = 1
+        self.K = self.K1[:d_k]  # K alone, a view
+        self.k_max = 0.0
+
+    def fill(self, K_h, V_h):
+        """Copy in K_h (d_k, N_k) and V_h (d_v, N_k); in float32 also max_j |k^j| for the shift."""
+        self.K[...] = K_h
+        self.Vt1[:, :-1] = V_h.T
+        if self.K1.dtype == np.float32:
+            self.k_max = np.sqrt(np.max(np.einsum("kj,kj->j", self.K, self.K)))
+
+
+class _Buffers:
+    """One thread's working memory for :func:`chunked_attention`; the scores S are the largest part."""
+
+    def __init__(self, B, d_k, d_v, N_k, dt):
+        self.S = np.empty((B, min(N_k, KEY_TILE)), dtype=dt)  # B x C scores, C = min(N_k, KEY_TILE)
+        self.Qb = np.empty((B, d_k + 1), dtype=dt)  # a block of queries as rows, then minus each one's shift
         self.Ob = np.empty((B, d_v + 1), dtype=dt)
         self.part = np.empty((B, d_v + 1), dtype=dt)
 
@@ -187,13 +214,10 @@ KEY_TILE = 512  # keys per tile: a tile of 256 x 512 float32 scores (512 KiB) st
 _TINY, _HUGE = 2.0**-60, 2.0**100
 
 
-def _chunked_queries(Q_h, K_h, V_h, scale, buf, out):
-    """out = V_h softmax(scale K_h^T Q_h), block by block; Q_h (d_k, n), K_h (d_k, N_k), V_h (d_v, N_k)."""
-    d_k, d_v, B = Q_h.shape[0], V_h.shape[0], buf.S.shape[0]
+def _chunked_queries(Q_h, head, scale, buf, out):
+    """out = V_h softmax(scale K_h^T Q_h), block by block; Q_h (d_k, n), the head's K_h and V_h in ``head``."""
+    d_k, d_v, B = Q_h.shape[0], out.shape[0], buf.S.shape[0]
     bound = buf.S.dtype == np.float32  # float32: shift by the bound r_i; float64: by the maximum
-    buf.K1[:d_k] = K_h
-    buf.Vt1[:, :d_v] = V_h.T
-    k_max = np.sqrt(np.max(np.einsum("kj,kj->j", K_h, K_h))) if bound else 0  # max_j |k^j|
     for s in range(0, Q_h.shape[1], B):
         b = min(B, Q_h.shape[1] - s)
         Q_b, O_b = buf.Qb[:b], buf.Ob[:b]
@@ -201,18 +225,18 @@ def _chunked_queries(Q_h, K_h, V_h, scale, buf, out):
         if bound:  # the shift r_i = |scale q^i| max_j |k^j|, known before any score
             np.einsum("ik,ik->i", Q_b[:, :d_k], Q_b[:, :d_k], out=Q_b[:, d_k])
             np.sqrt(Q_b[:, d_k], out=Q_b[:, d_k])
-            np.multiply(Q_b[:, d_k], -k_max, out=Q_b[:, d_k])
+            np.multiply(Q_b[:, d_k], -head.k_max, out=Q_b[:, d_k])
         else:
-            Q_b[:, d_k] = -_row_max(Q_b[:, :d_k], K_h, buf.S)
-        _exp_times_values(Q_b, buf, O_b)
+            Q_b[:, d_k] = -_row_max(Q_b[:, :d_k], head.K, buf.S)
+        _exp_times_values(Q_b, head, buf, O_b)
         if bound:
             sums = O_b[:, d_v]
             low = np.flatnonzero(~((sums >= _TINY) & (sums <= _HUGE)))  # NaN fails both tests too
             if low.size:  # these rows again, shifted by their maximum
                 Q_low = Q_b[low]
-                Q_low[:, d_k] = -_row_max(Q_low[:, :d_k], K_h, buf.S)
+                Q_low[:, d_k] = -_row_max(Q_low[:, :d_k], head.K, buf.S)
                 O_low = np.empty((low.size, d_v + 1), dtype=O_b.dtype)
-                _exp_times_values(Q_low, buf, O_low)
+                _exp_times_values(Q_low, head, buf, O_low)
                 O_b[low] = O_low
         np.divide(O_b[:, :d_v], O_b[:, d_v:], out=O_b[:, :d_v])
         out[:, s:s + b] = O_b[:, :d_v].T
@@ -229,24 +253,24 @@ def _row_max(Q_b, K_h, S):
     return m
 
 
-def _exp_times_values(Q_b, buf, O_b):
+def _exp_times_values(Q_b, head, buf, O_b):
     """O_b = exp([Q_b] [K; 1]) [V^T, 1], one tile of keys at a time: weighted sums and row sums.
 
     The last column of Q_b holds minus each query's shift, so the first product gives the
     shifted scores directly; only the exponential touches them, in place, while they are
     still in the cache.
     """
-    b, N_k = Q_b.shape[0], buf.K1.shape[1]
+    b, N_k = Q_b.shape[0], head.K1.shape[1]
     for t in range(0, N_k, buf.S.shape[1]):
         c = min(buf.S.shape[1], N_k - t)
         S_bc = buf.S[:b, :c]
-        np.matmul(Q_b, buf.K1[:, t:t + c], out=S_bc)  # (b, d_k + 1) x (d_k + 1, c): scores minus shifts
+        np.matmul(Q_b, head.K1[:, t:t + c], out=S_bc)  # (b, d_k + 1) x (d_k + 1, c): scores minus shifts
         np.exp(S_bc, out=S_bc)
         if t == 0:
-            np.matmul(S_bc, buf.Vt1[t:t + c], out=O_b)  # (b, c) x (c, d_v + 1): weighted sums, row sums
+            np.matmul(S_bc, head.Vt1[t:t + c], out=O_b)  # (b, c) x (c, d_v + 1): weighted sums, row sums
         else:
             part = buf.part[:b]
-            np.matmul(S_bc, buf.Vt1[t:t + c], out=part)
+            np.matmul(S_bc, head.Vt1[t:t + c], out=part)
             O_b += part
 
 

@@ -1,7 +1,7 @@
 """attn.efficient: chunked, streaming and truncated attention equal the plain matrix form.
 
-Only correctness is tested here; speed and memory are measured by `make bench`
-(benchmarks/run.py), never in the test suite.
+Correctness is tested here, and chunked_attention's working memory is bounded (tracemalloc).
+Speed is measured by `make bench` (benchmarks/run.py), never in the test suite.
 """
 
 import numpy as np
@@ -361,4 +361,34 @@ def test_default_call_memory_at_N_16384():
     assert O.shape == (heads, 64, N) and np.isfinite(O).all()
     # the answer is still attention: a few queries against the float64 reference
     cols = [0, 4097, N - 1]
+    np.testing.assert_allclose(O[..., cols], reference(Q[..., cols], K, V, 1 / 8), rtol=0, atol=1e-5)
+
+
+@pytest.mark.parametrize("threads", [16, 32])
+def test_memory_at_N_16384_whatever_the_threads(threads):
+    """Many threads: the working memory stays below 1/8 of one head's N_k x N_k float32 matrix.
+
+    The threads share one head's [K; 1] and [V^T, 1] at a time, so adding threads adds only
+    their small score tiles. Threads that each held their own copies would need 16 x 8.5 MB
+    here, more than the bound. Few queries (256) against N_k = 16384 keys keep the run short.
+    """
+    import tracemalloc
+
+    N_k, N_q, heads = 16384, 256, 8
+    rng = np.random.default_rng(14)
+    Q = rng.standard_normal((heads, 64, N_q), dtype=np.float32)
+    K, V = (rng.standard_normal((heads, 64, N_k), dtype=np.float32) for _ in range(2))
+    one_matrix = N_k * N_k * 4
+    tracemalloc.start()
+    try:
+        tracemalloc.reset_peak()
+        base = tracemalloc.get_traced_memory()[0]
+        O = chunked_attention(Q, K, V, scale=1 / 8, threads=threads)
+        peak = tracemalloc.get_traced_memory()[1] - base
+    finally:
+        tracemalloc.stop()
+    extra = peak - O.nbytes
+    assert extra <= one_matrix / 8, f"{extra / one_matrix:.3f} of one N x N matrix"
+    assert O.shape == (heads, 64, N_q)
+    cols = [0, 100, N_q - 1]
     np.testing.assert_allclose(O[..., cols], reference(Q[..., cols], K, V, 1 / 8), rtol=0, atol=1e-5)
