@@ -9,7 +9,7 @@ kernel in one process so that both see the same spell of the machine; it runs wi
 
 Every method gets ``THREADS`` threads, however it uses them, whatever the machine's core count
 (recorded beside the results); chunked attention is called with ``threads=THREADS``, which is
-its call with no options on a machine with ``THREADS`` cores.
+its call with no options in a process that may use ``THREADS`` CPUs.
 """
 
 import numpy as np
@@ -22,8 +22,8 @@ THREADS = 2  # every method may use two threads, however it uses them
 # name -> (what it is, BLAS threads per call, Python threads); torch methods use torch's own threads
 METHODS = {
     "naive": ("attn.efficient.matrix_attention: the lean matrix form, all of A' in memory", THREADS, 1),
-    "chunked": ("attn.chunked_attention(Q, K, V, scale=s, threads=2): two Python threads, each taking whole "
-                "heads, BLAS held to one thread by the function itself (the call with no options on two cores)",
+    "chunked": ("attn.chunked_attention(Q, K, V, scale=s, threads=2): two Python threads sharing each head in "
+                "turn, BLAS held to one thread by the function itself (the call with no options on two CPUs)",
                 THREADS, THREADS),
     "chunked_one_thread": ("attn.chunked_attention(..., threads=1): one Python thread, BLAS threads the products",
                            THREADS, 1),
