@@ -95,3 +95,61 @@ def test_make_help_names_every_command():
     missing = sorted(t for t in targets if not re.search(rf"^make {re.escape(t)}\b", shown, flags=re.M))
     assert {"book", "test", "unit", "python", "editions", "test-other-blas", "clean"} <= targets
     assert not missing, f"make help does not name: {missing}"
+
+
+# --- run_it_yourself.md's tables say what the Makefile and pyproject.toml do ------------------------------------
+
+def _page_table(header_start):
+    """The rows of run_it_yourself.md's table whose header row starts with ``header_start``: lists of cells."""
+    lines = (ROOT / "run_it_yourself.md").read_text(encoding="utf-8").splitlines()
+    start = next(k for k, line in enumerate(lines) if line.startswith(header_start))
+    rows = []
+    for line in lines[start + 2:]:  # after the header and the | --- | line
+        if not line.startswith("|"):
+            break
+        rows.append([cell.strip() for cell in line.strip().strip("|").split("|")])
+    assert rows, f"run_it_yourself.md's table {header_start!r} has no rows"
+    return rows
+
+
+def _declared_extras():
+    import tomllib
+
+    with open(ROOT / "pyproject.toml", "rb") as f:
+        return set(tomllib.load(f)["project"]["optional-dependencies"])
+
+
+def _commands(cell):
+    """`make test TORCH=1`, `make unit` -> [["test", "TORCH=1"], ["unit"]]."""
+    found = re.findall(r"`make ([^`]+)`", cell)
+    assert found, f"no `make ...` command in {cell!r}"
+    return [command.split() for command in found]
+
+
+def _named_extras(cell):
+    return re.findall(r"`([\w-]+)`", cell)
+
+
+def test_the_extras_table_names_the_extras_of_pyproject(venv):
+    rows = _page_table("| extra |")
+    named = {row[0].strip("`") for row in rows if row[0] != "(none)"}
+    declared = _declared_extras()
+    assert named == declared, f"the table names {sorted(named)}, pyproject.toml declares {sorted(declared)}"
+    for row in rows:
+        extra = row[0].strip("`")
+        if extra == "(none)" or row[1].startswith("none"):
+            continue
+        for command in _commands(row[1]):
+            planned = extras(dry_run(*command, venv=venv).stdout)
+            assert extra in planned, f"make {' '.join(command)} does not install {extra}"
+
+
+def test_the_command_table_says_what_each_command_installs(venv):
+    rows = _page_table("| command |")
+    for row in rows:
+        listed = _named_extras(row[1])
+        assert set(listed) <= _declared_extras(), f"{row[1]!r} names an extra pyproject.toml does not declare"
+        for command in _commands(row[0]):
+            planned = extras(dry_run(*command, venv=venv).stdout)
+            assert sorted(planned) == sorted(listed), \
+                f"make {' '.join(command)} installs {planned}, the page says {listed}"
