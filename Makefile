@@ -85,8 +85,9 @@ test: $(TEST_SETUP)
 	$(BIN)/python tools/archive.py
 	$(BIN)/python -m pytest $(NBVAL) -n 2 --dist loadfile $(PYTEST_ARGS) tests chapters
 
-# The loop while editing `attn/` or a test: no site build, no browser, no notebook run, no lab server, no PDF.
-UNIT_SKIPS := test_browser test_editions_site test_site_offline test_pdf test_lab test_ch09_without_results
+# The loop while editing `attn/` or a test: no site build, no browser, no notebook run (the archive's included), no
+# lab server, no PDF.
+UNIT_SKIPS := test_browser test_editions_site test_site_offline test_pdf test_lab test_ch09_without_results test_archive
 unit: $(call stamp,book test $(WITH_TORCH))
 	$(BIN)/python -m pytest -q -n 2 -p no:cacheprovider -m "not browser" $(foreach t,$(UNIT_SKIPS),--ignore=tests/$(t).py) \
 	  $(PYTEST_ARGS) tests

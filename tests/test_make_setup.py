@@ -75,7 +75,7 @@ def test_make_unit_runs_no_browser_notebook_or_site_test(venv):
     line = next(line for line in plan.replace("\\\n", " ").splitlines() if " -m pytest " in line)
     assert "--nbval" not in line and "chapters" not in line.split()
     assert '-m "not browser"' in line
-    for slow in ("test_browser", "test_site_offline", "test_editions_site", "test_pdf", "test_lab"):
+    for slow in ("test_browser", "test_site_offline", "test_editions_site", "test_pdf", "test_lab", "test_archive"):
         assert f"--ignore=tests/{slow}.py" in line, f"make unit runs tests/{slow}.py"
 
 
