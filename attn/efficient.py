@@ -116,11 +116,11 @@ def chunked_attention(Q, K, V, *, scale=1.0, block=256, threads=None):
     (b x d_v) and, in its last column, each row's sum, the softmax's denominator. Only the
     small result is divided by the denominators.
 
-    The shift of row i must be at least its largest score, or exp overflows; any such
-    shift gives the same softmax. Appending minus the shift to query i and a row of ones
-    to K puts it into the first product, so the scores are touched by no other pass than
-    the exponential. In float32 the shift is the bound r_i = |scale| |q^i| max_j |k^j|
-    (Cauchy-Schwarz), known before any score. Then nothing needs to be corrected later
+    A shift of row i at least as large as its largest score guarantees that no exp
+    overflows; any shift gives the same softmax in exact arithmetic. Appending minus the
+    shift to query i and a row of ones to K puts it into the first product, so the scores
+    are touched by no other pass than the exponential. In float32 the shift is the bound
+    r_i = |scale| |q^i| max_j |k^j| (Cauchy-Schwarz), known before any score. Then nothing needs to be corrected later
     and the keys are taken in tiles of ``KEY_TILE``, whose scores are exponentiated and
     multiplied while they are still in the cache. A row whose denominator comes out below
     2^-60 (its scores lie so far below the bound that small terms may have vanished), or

@@ -1,5 +1,7 @@
 """The checkers of chapters 1 and 2: the reference solutions pass, typical wrong answers fail."""
 
+import re
+
 import numpy as np
 import pytest
 
@@ -138,6 +140,14 @@ def test_padding_3_places_also_names_the_100_frame_count():
 def test_padding_tolerance_is_tight(wrong):
     """The answer is 0.885295...: 4 digits (0.8853) pass, a neighbouring 4-digit value or a 5-digit miss does not."""
     with pytest.raises(AssertionError):
+        ch01.check_padding_cost(wrong)
+
+
+@pytest.mark.parametrize("wrong", [0.88535, 0.88526, 0.885349, 0.1147, 0.9837, 0.88544])
+def test_padding_hint_shows_the_answer_as_given(wrong):
+    """A wrong answer is echoed as the reader gave it, never rounded: 0.88535 rounded to 4 places is the right
+    0.8853, which a hint must not call wrong."""
+    with pytest.raises(AssertionError, match=f"^{re.escape(repr(wrong))} "):
         ch01.check_padding_cost(wrong)
 
 

@@ -79,3 +79,19 @@ def test_softmax_equals_torch_softmax(torch):
     for axis in (0, 1):
         np.testing.assert_allclose(attn.softmax(x, axis=axis), torch.softmax(torch.from_numpy(x), dim=axis).numpy(),
                                    rtol=0, atol=1e-15)
+
+
+def test_linear_stores_out_in_and_computes_x_at_W_T(torch):
+    """Chapter 4 and notation.md: nn.Linear(d, d_k) holds a (d_k, d) weight and computes x @ W.T, plus a bias
+    unless it is built with bias=False."""
+    d, d_k, N = 5, 3, 4
+    x = torch.from_numpy(np.random.default_rng(4).normal(size=(N, d)))
+    with_bias = torch.nn.Linear(d, d_k, dtype=torch.float64)
+    no_bias = torch.nn.Linear(d, d_k, bias=False, dtype=torch.float64)
+    for layer in (with_bias, no_bias):
+        assert tuple(layer.weight.shape) == (d_k, d)
+    W, b = with_bias.weight.detach().numpy(), with_bias.bias.detach().numpy()
+    assert np.abs(b).max() > 0  # the default bias is there and is not zero
+    with torch.no_grad():
+        np.testing.assert_allclose(with_bias(x).numpy(), x.numpy() @ W.T + b, rtol=1e-12, atol=1e-12)
+        np.testing.assert_allclose(no_bias(x).numpy(), x.numpy() @ no_bias.weight.numpy().T, rtol=1e-12, atol=1e-12)

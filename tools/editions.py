@@ -55,6 +55,7 @@ TERM_TABLE = {
     "實作": "实现",
     "堆疊": "堆叠",  # OpenCC: 堆栈 (the data structure)
     "全域": "全局",
+    "依循": "遵循",
     "參考資料": "参考资料",  # here 资料 (documents) is right
     "資料集": "数据集",
     "訓練資料": "训练数据",

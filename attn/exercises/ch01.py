@@ -111,11 +111,11 @@ def check_padding_cost(fraction):
     if not 0.0 <= got <= 1.0:
         raise AssertionError(f"a fraction is between 0 and 1, got {got}")
     if abs(got - (1 - expected)) <= 1e-3:
-        raise AssertionError(f"{got:.4f} is the share of real frames: padding is the rest of the padded array")
+        raise AssertionError(f"{got!r} is the share of real frames: padding is the rest of the padded array")
     short_only = 1 - lengths[1] / lengths[0]
     if abs(got - short_only) <= 1e-3:
         raise AssertionError(
-            f"{got:.4f} is the padding of one short utterance's row: the batch has 10 rows, and the long "
+            f"{got!r} is the padding of one short utterance's row: the batch has 10 rows, and the long "
             "utterance's row has no padding"
         )
     if abs(got - expected) > _TOL:
@@ -132,15 +132,15 @@ def check_padding_cost(fraction):
             if any(abs(got - inputs.padding_fraction([long] + [short] * 9)) <= 5e-5 for long in _NEAR_LONG):
                 if short == 100:
                     raise AssertionError(
-                        f"{got:.4f} counts 100 frames a second, 6000 and 100 frames: only full 25 ms frames count, "
+                        f"{got!r} counts 100 frames a second, 6000 and 100 frames: only full 25 ms frames count, "
                         "and one second holds 1 + (16000 - 400) // 160 of them"
                     )
                 raise AssertionError(
-                    f"{got:.4f} is the padding with {short} frames in each one-second utterance: one second holds "
+                    f"{got!r} is the padding with {short} frames in each one-second utterance: one second holds "
                     "1 + (16000 - 400) // 160 full 25 ms frames (inputs.frame_count)"
                 )
         raise AssertionError(
-            f"{got:.4f} is not it: the lengths are {lengths[0]} and 9 x {lengths[1]} frames; "
+            f"{got!r} is not it: the lengths are {lengths[0]} and 9 x {lengths[1]} frames; "
             f"the padded array holds 10 x {lengths[0]} positions"
         )
     return f"Right: {expected:.4f} of the padded batch is padding."

@@ -172,4 +172,4 @@ def check_two_before(beta):
             f"With N = {N}, some query gives only {back_two.min():.2f} to the key two before it (needs > 0.9): "
             "make beta[r - 2] larger than the other entries by a wide margin."
         )
-    return "Right: every query attends two words back at every length tried, up to 600 positions."
+    return "Right: every query from position 3 on attends two words back, at every length tried, up to 600 positions."
