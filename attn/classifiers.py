@@ -303,10 +303,16 @@ def train_classifier(kind, seed, *, train_set=None, test_set=None, **overrides):
     ----------
     kind : {"bag", "window", "attention", "attention_pooling"}
     seed : int
-        Seeds the initial weights and the batch order.
+        Seeds three things and nothing else: the initial weights (:func:`init_classifier`), which
+        training utterances share a batch (they are shuffled with this seed before they are cut
+        into batches, :func:`attn.speakers.batches`), and the order in which the batches are
+        visited in every epoch (:func:`attn.train.train`). It does not touch the data: by default
+        the utterances are :func:`default_data`, generated with seeds of their own
+        (``DATA["train"]`` and ``DATA["test"]``), the same for every ``seed``.
     train_set, test_set : list of (frames, speaker), optional
         Replace the chapter's utterances (:func:`default_data`). The last ``validation_share``
-        of the training utterances are kept out of training as a validation set.
+        of the training utterances are kept out of training as a validation set; the
+        validation and test utterances are batched in their given order, whatever ``seed``.
     **overrides
         Any key of ``DEFAULTS[kind]``.
 

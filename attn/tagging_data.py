@@ -23,6 +23,8 @@ A sentence is a pair ``(tokens, tags)`` of int arrays of shape (N,): word ids in
 ``np.random.default_rng(seed)``.
 """
 
+from fractions import Fraction
+
 import numpy as np
 
 from ._checks import check_count
@@ -262,45 +264,76 @@ def window_ceiling(sentences, half_width):
     return (n_tokens - 0.5 * blind) / n_tokens
 
 
-def window_ceiling_band(sentences, half_width, *, n_boot=2000, coverage=0.95, seed=0):
-    """The range in which a tagger that reaches the window ceiling lands on a test set like this one.
+def window_ceiling_band(sentences, half_width, *, coverage=0.95):
+    """The range in which a consistent guesser at the window ceiling lands on these sentences, cues redrawn.
 
-    :func:`window_ceiling` is an expectation: a tagger that guesses when the cue is
-    out of sight is right on each such word with probability 1/2, so its accuracy on
-    one test set is the ceiling plus noise. Each bootstrap replicate draws as many
-    sentences as ``sentences`` holds, with replacement (whole sentences, since the words
-    of a sentence share one cue), and a fair coin for every blind ambiguous word.
+    :func:`window_ceiling` is an expectation over the cues. Here the sentences are
+    fixed (words and the position of each cue) and what is random is which of the two
+    cue words each sentence holds: fair and independent from sentence to sentence, as
+    :func:`make_sentences` draws it. The tagger is right on every filler, every cue and
+    every ambiguous word whose cue is within ``half_width``; on the other, *blind*,
+    ambiguous words it guesses one reading for the whole sentence (say, always V). A
+    sentence's blind words then share one fate: all right (its cue imposes that reading)
+    or all wrong, with probability 1/2 each. With ``b_s`` blind words in sentence ``s``
+    and ``T`` tokens in all, the accuracy is::
+
+        (T - sum_s b_s + sum_s X_s b_s) / T,   X_s independent, 0 or 1 with probability 1/2,
+
+    whose mean is the ceiling. Its distribution is computed exactly, by counting the
+    subsets of sentences whose blind words are right (no sampling).
+
+    Every window tagger that is right on all the words it can see has the same mean,
+    since each blind word is right with probability 1/2 whatever it guesses. If it
+    guesses V on ``k_s`` of the blind words of sentence ``s`` and N on the others, that
+    sentence adds ``k_s`` or ``b_s - k_s`` right words: a variance of
+    ``(b_s - 2 k_s)**2 / 4``, at most the consistent guesser's ``b_s**2 / 4``, and
+    smaller as soon as its guesses differ within a sentence (they cancel in part, and
+    fully when each reading gets half of every sentence's blind words). A tagger that flips
+    a fair coin for each blind word has ``b_s / 4``, again at most ``b_s**2 / 4``. So the
+    consistent guesser has the largest variance of all these taggers; the band below is
+    for it, not for a tagger whose guesses differ word by word.
 
     Parameters
     ----------
     sentences : list of (tokens, tags)
+        Kept fixed; each sentence holds exactly one cue.
     half_width : int
-    n_boot : int
-        Number of bootstrap replicates.
+        Words seen on each side of the position being tagged.
     coverage : float
-        Fraction of the replicates inside the band, in (0, 1).
-    seed : int
+        Least probability the band holds, in (0, 1).
 
     Returns
     -------
     (float, float)
-        The central ``coverage`` interval of the replicates' accuracies.
+        Accuracies ``(low, high)``, both values the tagger can reach: ``low`` is the
+        highest with P(accuracy < low) <= (1 - coverage) / 2, and ``high`` the lowest
+        with P(accuracy > high) <= (1 - coverage) / 2, so P(low <= accuracy <= high) >=
+        ``coverage``. The band is symmetric about the ceiling. ``(1.0, 1.0)`` when no
+        word is blind.
+
+    Examples
+    --------
+    >>> one = encode(["yesterday", "the", "saw", "a", "dog", "saw"])  # saws at distance 2 and 5 from the cue
+    >>> window_ceiling_band([(one, true_tags(one))], 1, coverage=0.5)  # both saws blind: 2 or 0 of them right
+    (0.6666666666666666, 1.0)
     """
     half_width = check_count("half_width", half_width, 0)
-    n_boot = check_count("n_boot", n_boot, 1)
     if not 0.0 < coverage < 1.0:
         raise ValueError(f"coverage must be in (0, 1), got {coverage!r}")
     if len(sentences) == 0:
         raise ValueError("sentences is empty")
-    n_tokens = np.array([len(t) for t, _ in sentences])
-    blind = np.array([np.sum(far > half_width) for far in _cue_distances_each(sentences)])
-    rng = np.random.default_rng(seed)
-    pick = rng.integers(len(sentences), size=(n_boot, len(sentences)))  # (n_boot, n) sentence indices
-    tokens, blind_words = n_tokens[pick].sum(axis=1), blind[pick].sum(axis=1)
-    right = tokens - blind_words + rng.binomial(blind_words, 0.5)
-    tail = (1.0 - coverage) / 2
-    low, high = np.quantile(right / tokens, [tail, 1.0 - tail])
-    return float(low), float(high)
+    n_tokens = sum(len(t) for t, _ in sentences)
+    blind = [int(np.sum(far > half_width)) for far in _cue_distances_each(sentences)]
+    total_blind = sum(blind)
+    ways = np.zeros(total_blind + 1, dtype=object)  # ways[k]: subsets of sentences with k right blind words
+    ways[0] = 1
+    for b in blind:  # multiply the generating function by (1 + x**b), in exact integers
+        ways[b:] = ways[b:] + ways[:total_blind + 1 - b]
+    below = np.cumsum(ways)  # below[k]: subsets with at most k right blind words
+    allowed = (1 - Fraction(str(coverage))) / 2 * 2 ** len(sentences)  # a tail's count; 0.95 read as 19/20
+    low = int(np.flatnonzero((below > allowed).astype(bool))[0])  # least k with P(S <= k) > tail: P(S < k) <= tail
+    high = total_blind - low  # the distribution of S is symmetric about total_blind / 2
+    return (n_tokens - total_blind + low) / n_tokens, (n_tokens - total_blind + high) / n_tokens
 
 
 # --- the order task ---------------------------------------------------------------------------------

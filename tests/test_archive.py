@@ -106,7 +106,7 @@ def test_archive_holds_the_data_the_chapters_read(members):
 
 @pytest.mark.parametrize("name, needed", [
     ("requirements-kernel.txt", ("numpy", "matplotlib", "ipykernel")),
-    ("requirements.txt", ("jupyterlab",)),
+    ("requirements.txt", ("jupyterlab", "jupyterlab-myst")),  # without jupyterlab-myst the MyST shows raw
 ])
 def test_requirements_pin_every_package_at_the_locked_version(members, name, needed):
     text = _inner(members)[name].decode()

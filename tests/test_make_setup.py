@@ -2,7 +2,10 @@
 
 `make book` installs what the site needs and nothing else; `make test` adds the test tools and JupyterLab; PyTorch
 (the multi-GB CUDA build on Linux) comes only with TORCH=1, on every Python, and `make bench`, which compares with
-PyTorch, stops without it. CI opts in for its first pass. `make help` names every command.
+PyTorch, stops without it. CI opts in for its first pass. `make help` names every command. run_it_yourself.md's two
+tables say the same as the dry runs: every command (and its TORCH=1 form where that installs something else) with
+what it installs into .venv, and for every extra of pyproject.toml the commands that install it and each package it
+holds.
 """
 
 import os
@@ -95,3 +98,142 @@ def test_make_help_names_every_command():
     missing = sorted(t for t in targets if not re.search(rf"^make {re.escape(t)}\b", shown, flags=re.M))
     assert {"book", "test", "unit", "python", "editions", "test-other-blas", "clean"} <= targets
     assert not missing, f"make help does not name: {missing}"
+
+
+# --- run_it_yourself.md's tables say what the Makefile and pyproject.toml do ------------------------------------
+
+def _page_table(header_start):
+    """The rows of run_it_yourself.md's table whose header row starts with ``header_start``: lists of cells."""
+    lines = (ROOT / "run_it_yourself.md").read_text(encoding="utf-8").splitlines()
+    start = next(k for k, line in enumerate(lines) if line.startswith(header_start))
+    rows = []
+    for line in lines[start + 2:]:  # after the header and the | --- | line
+        if not line.startswith("|"):
+            break
+        rows.append([cell.strip() for cell in line.strip().strip("|").split("|")])
+    assert rows, f"run_it_yourself.md's table {header_start!r} has no rows"
+    return rows
+
+
+def _declared_extras():
+    import tomllib
+
+    with open(ROOT / "pyproject.toml", "rb") as f:
+        return set(tomllib.load(f)["project"]["optional-dependencies"])
+
+
+def _commands(cell):
+    """`make test TORCH=1`, `make unit` -> [["test", "TORCH=1"], ["unit"]]."""
+    found = re.findall(r"`make ([^`]+)`", cell)
+    assert found, f"no `make ...` command in {cell!r}"
+    return [command.split() for command in found]
+
+
+def _named_extras(cell):
+    return re.findall(r"`([\w-]+)`", cell)
+
+
+# Every command the Makefile offers, and its TORCH=1 form where that installs something else (or where only it runs).
+def _targets():
+    makefile = (ROOT / "Makefile").read_text(encoding="utf-8")
+    return sorted(set(re.findall(r"^([a-z][\w-]*):(?!=)", makefile, flags=re.M)) - {"bench-needs-torch"})
+
+
+def _installs(plan, venv):
+    """What a dry run's plan pip-installs into the environment folder ``venv``: (extras, other packages by name).
+
+    Installs into another environment (make lock's scratch .lock-venv) are not counted."""
+    extras_found, packages = [], []
+    for line in plan.replace("\\\n", " ").splitlines():
+        if not line.startswith(f"{venv}/bin/python -m pip install "):
+            continue
+        group = re.search(r'-e "\.\[([\w,]+)\]"', line)
+        if group:
+            extras_found += group.group(1).split(",")
+            continue
+        words = line.split()[4:]  # after "<venv>/bin/python -m pip install"
+        skip_next = False
+        for word in words:
+            if skip_next:
+                skip_next = False
+            elif word in ("-c", "-r"):
+                skip_next = True
+            elif not word.startswith("-"):
+                packages.append(re.split(r"[=<>!~]", word)[0])
+    return list(dict.fromkeys(extras_found)), packages
+
+
+@pytest.fixture(scope="module")
+def plans(tmp_path_factory):
+    """{command as a tuple of make arguments: (extras, other packages) it installs into .venv, or None if it stops}.
+
+    A TORCH=1 form is kept only where it installs something else than the plain command, or the plain one stops."""
+    venv = tmp_path_factory.mktemp("venv")
+    (venv / "bin").mkdir()
+    (venv / "bin" / "python").symlink_to(sys.executable)
+    found = {}
+    for target in _targets():
+        plain = dry_run(target, venv=venv, check=False)
+        with_torch = dry_run(target, "TORCH=1", venv=venv, check=False)
+        plain_installs = _installs(plain.stdout, venv) if plain.returncode == 0 else None
+        torch_installs = _installs(with_torch.stdout, venv) if with_torch.returncode == 0 else None
+        assert plain_installs is not None or torch_installs is not None, f"make -n {target} stops: {plain.stderr}"
+        if plain_installs is not None:
+            found[(target,)] = plain_installs
+        if torch_installs is not None and torch_installs != plain_installs:
+            found[(target, "TORCH=1")] = torch_installs
+    return found
+
+
+def test_the_command_table_says_what_each_command_installs(plans):
+    rows = _page_table("| command |")
+    on_page = {}
+    for row in rows:
+        for command in _commands(row[0]):
+            assert tuple(command) not in on_page, f"make {' '.join(command)} has two rows"
+            on_page[tuple(command)] = row[1]
+    missing = sorted(" ".join(c) for c in plans if c not in on_page)
+    assert not missing, f"the table leaves out {missing}"
+    unknown = sorted(" ".join(c) for c in on_page if c not in plans)
+    assert not unknown, f"the table names commands the Makefile does not run: {unknown}"
+    for command, cell in on_page.items():
+        extras_planned, packages = plans[command]
+        listed = _named_extras(cell)
+        assert set(listed) <= _declared_extras(), f"{cell!r} names an extra pyproject.toml does not declare"
+        assert sorted(listed) == sorted(extras_planned), \
+            f"make {' '.join(command)} installs the extras {extras_planned}, the page says {listed}"
+        for package in packages:
+            assert re.search(rf"\b{re.escape(package)}\b", cell), f"make {' '.join(command)} installs {package}: {cell!r}"
+        if not extras_planned and not packages:
+            assert cell.startswith("nothing"), f"make {' '.join(command)} installs nothing into .venv: {cell!r}"
+
+
+def test_the_extras_table_says_which_commands_install_each_extra(plans):
+    rows = _page_table("| extra |")
+    named = {row[0].strip("`") for row in rows}
+    declared = _declared_extras()
+    assert named == declared, f"the table names {sorted(named)}, pyproject.toml declares {sorted(declared)}"
+    for row in rows:
+        extra = row[0].strip("`")
+        installing = {" ".join(c) for c, (extras_planned, _) in plans.items() if extra in extras_planned}
+        # A TORCH=1 form that installs the extra as its plain form does is covered by the plain form.
+        installing = {c for c in installing if not (c.endswith(" TORCH=1") and c.removesuffix(" TORCH=1") in installing)}
+        listed = set() if row[1].startswith("none") else {" ".join(c) for c in _commands(row[1])}
+        assert listed == installing, f"the {extra} extra: the page names {sorted(listed)}, the Makefile installs it " \
+                                     f"with {sorted(installing)}"
+
+
+def test_the_extras_table_names_every_package_of_each_extra():
+    import tomllib
+
+    with open(ROOT / "pyproject.toml", "rb") as f:
+        project = tomllib.load(f)["project"]
+    contents = {row[0].strip("`"): row[2] for row in _page_table("| extra |")}
+    for extra, requirements in project["optional-dependencies"].items():
+        for requirement in requirements:
+            name = re.match(r"[\w.-]+", requirement).group(0)
+            assert f"`{name}`" in contents[extra], f"the {extra} extra's row does not name {name}"
+    page = (ROOT / "run_it_yourself.md").read_text(encoding="utf-8")
+    for requirement in project["dependencies"]:
+        name = re.match(r"[\w.-]+", requirement).group(0)
+        assert name in page, f"run_it_yourself.md does not say that attn needs {name}"

@@ -279,6 +279,16 @@ def test_bag_of_frames_stays_at_chance_on_fresh_data(seed):
     assert abs(history["test_accuracy"] - 1 / 3) <= 0.05
 
 
+@pytest.mark.parametrize("seed", [101, 202])
+def test_self_attention_with_mean_pooling_solves_fresh_data(seed):
+    # Utterances the chapter never draws (its data seeds are classifiers.DATA's), trained with the chapter's settings.
+    assert seed not in (C.DATA["train"][1], C.DATA["test"][1])
+    train_set = S.make_utterances(600, seed=seed)
+    test_set = S.make_utterances(1000, seed=seed + 1)
+    _, history = C.train_classifier("attention", seed, train_set=train_set, test_set=test_set)
+    assert history["test_accuracy"] >= 0.90
+
+
 def test_train_classifier_history_and_reexport():
     assert T.train_classifier is C.train_classifier
     small_train, small_test = S.make_utterances(60, seed=1), S.make_utterances(30, seed=2)

@@ -1,6 +1,9 @@
 """Tests for attn.tagging_data, attn.backprop, attn.taggers and attn.train: the toy task, every hand-written
 gradient, the taggers, training."""
 
+import itertools
+import math
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -262,8 +265,47 @@ def test_window_ceiling_band_holds_the_ceiling_and_narrows_with_more_sentences()
     lo_s, hi_s = D.window_ceiling_band(small, 2)
     lo_l, hi_l = D.window_ceiling_band(large, 2)
     assert lo_s < D.window_ceiling(small, 2) < hi_s and lo_l < D.window_ceiling(large, 2) < hi_l
+    assert (lo_l + hi_l) / 2 == pytest.approx(D.window_ceiling(large, 2))  # symmetric about the ceiling
     assert hi_l - lo_l < hi_s - lo_s
     assert D.window_ceiling_band(large, 30) == (1.0, 1.0)
+
+
+def enumerated_accuracies(sentences, half_width):
+    """Every outcome of the consistent guesser, one per choice of cues (equally likely)."""
+    n_tokens = sum(len(t) for t, _ in sentences)
+    blind = np.array([np.sum(far > half_width) for far in D._cue_distances_each(sentences)])
+    right = np.array(list(itertools.product((0, 1), repeat=len(sentences))))  # (2**n, n): blind words right or not
+    return (n_tokens - blind.sum() + right @ blind) / n_tokens
+
+
+def test_window_ceiling_band_by_enumerating_the_cues():
+    one, two = D.encode(["yesterday", "the", "saw", "a", "dog", "saw"]), D.encode(["sold", "the", "dog", "saw"])
+    tiny = [(t, D.true_tags(t)) for t in (one, two)]  # at half_width 1: 2 and 1 blind words of 10 tokens
+    assert sorted(enumerated_accuracies(tiny, 1)) == pytest.approx([0.7, 0.8, 0.9, 1.0])
+    assert D.window_ceiling_band(tiny, 1, coverage=0.5) == pytest.approx((0.8, 0.9))  # P(< 0.8) = 1/4 is allowed
+    assert D.window_ceiling_band(tiny, 1, coverage=0.6) == pytest.approx((0.7, 1.0))
+    for seed in (0, 1):
+        sentences = D.make_sentences(9, seed=seed)
+        outcomes = enumerated_accuracies(sentences, 2)
+        for coverage in (0.3, 0.5, 0.8, 0.95):
+            low, high = D.window_ceiling_band(sentences, 2, coverage=coverage)
+            tail = (1 - coverage) / 2
+            assert np.any(outcomes == low) and np.any(outcomes == high)
+            assert np.mean(outcomes < low) <= tail and np.mean(outcomes > high) <= tail
+            assert np.mean((outcomes >= low) & (outcomes <= high)) >= coverage
+            assert np.mean(outcomes <= low) > tail and np.mean(outcomes >= high) > tail  # no narrower band does
+
+
+def test_window_ceiling_band_is_wider_than_per_word_coins():
+    sentences = D.make_sentences(300, seed=8)
+    n_tokens = sum(len(t) for t, _ in sentences)
+    n_blind = int(np.sum(D.cue_distances(sentences) > 2))
+    below = itertools.accumulate(math.comb(n_blind, k) for k in range(n_blind + 1))  # right ~ Binomial(n_blind, 1/2)
+    k = next(k for k, ways in enumerate(below) if 40 * ways > 2 ** n_blind)  # the same 95% rule, a coin per blind word
+    per_word = ((n_tokens - n_blind + k) / n_tokens, (n_tokens - k) / n_tokens)
+    low, high = D.window_ceiling_band(sentences, 2)
+    assert low < per_word[0] < per_word[1] < high
+    assert high - low > 2 * (per_word[1] - per_word[0])
 
 
 # --- the claims of the chapter, on seeds the chapter does not use ---------------------------------------
@@ -323,6 +365,9 @@ def test_train_tagger_history_and_its_validation_split():
     (lambda: D.order_tags(D.encode(["I", "saw", "yesterday"])), "no cue words"),
     (lambda: D.make_order_sentences(2, seed=0, min_len=2), "min_len must be an integer >= 3"),
     (lambda: D.window_ceiling_band(D.make_sentences(2, seed=0), 2, coverage=1.0), "coverage must be in"),
+    (lambda: D.window_ceiling_band(D.make_sentences(2, seed=0), 2, coverage=0), "in \\(0, 1\\), got 0"),
+    (lambda: D.window_ceiling_band(D.make_sentences(2, seed=0), -1), "half_width must be an integer >= 0"),
+    (lambda: D.window_ceiling_band([], 2), "sentences is empty"),
     (lambda: M.attention_loss_and_grads(M.init_window_model(0), *small_batch()),
      "missing \\['W_q', 'W_k', 'W_v'\\], unexpected \\[\\]"),
     (lambda: M.window_loss_and_grads(M.init_window_model(0), np.zeros((2, 3), int), np.zeros((2, 4), int)),

@@ -8,8 +8,8 @@ folder there, so that every edition's home page links to a file beside it). The 
 - ``chapters/NN_*.ipynb``: every chapter notebook, as stored (with its outputs);
 - the data files a chapter reads by a relative path (``../benchmarks/results/...``), at the same place;
 - ``attn-<version>-py3-none-any.whl``: the book's module, built from this checkout (offline, no build isolation);
-- ``requirements.txt``: numpy, threadpoolctl, matplotlib and JupyterLab with everything they need, pinned at the versions of
-  requirements.lock (a pin per line, with the Python versions it applies to where it does not apply to all); it
+- ``requirements.txt``: numpy, threadpoolctl, matplotlib, JupyterLab and jupyterlab-myst (which renders the chapters'
+  MyST in JupyterLab) with everything they need, pinned at the versions of requirements.lock (a pin per line, with the Python versions it applies to where it does not apply to all); it
   includes ``requirements-kernel.txt``, the part a Jupyter kernel running the chapters needs (numpy, threadpoolctl, matplotlib,
   ipykernel), for a reader who brings a front end of their own;
 - ``README.txt``: how to install and run it.
@@ -37,9 +37,10 @@ ROOT = Path(__file__).resolve().parent.parent
 ARCHIVE_NAME = "self-attention-column-by-column-notebooks.zip"
 FOLDER = "self-attention-column-by-column"  # the one folder the archive unpacks into
 # What the notebooks need besides attn: the kernel that runs them and the figures (requirements-kernel.txt, for a
-# reader who has a Jupyter front end already), then a front end, JupyterLab (requirements.txt adds it).
+# reader who has a Jupyter front end already), then a front end, JupyterLab, with jupyterlab-myst, without which the
+# chapters' MyST (maths, boxes) shows as raw text there (requirements.txt adds both).
 KERNEL_ROOTS = ["numpy", "threadpoolctl", "matplotlib", "ipykernel"]
-ROOTS = KERNEL_ROOTS + ["jupyterlab"]
+ROOTS = KERNEL_ROOTS + ["jupyterlab", "jupyterlab-myst"]
 PYTHONS = ["3.11", "3.12", "3.13"]  # the ones requirements.lock's wheels install on (the Makefile's SUPPORTED)
 # No archive member may have one of these as a folder name, nor hold an absolute path of a build machine.
 FORBIDDEN_PARTS = {"tests", ".venv", "build", "_build", "dist", "__pycache__", ".ipynb_checkpoints", ".git"}
@@ -53,8 +54,9 @@ Self-attention, column by column: every chapter, to run on your own machine
 ===========================================================================
 
 This folder holds the book's chapters as Jupyter notebooks (chapters/), the Python module they
-import, attn, as a wheel ({wheel}), and requirements.txt, which pins numpy, threadpoolctl, matplotlib and
-JupyterLab (with everything they need) at the versions the book was tested with.{data}
+import, attn, as a wheel ({wheel}), and requirements.txt, which pins numpy, threadpoolctl, matplotlib,
+JupyterLab and jupyterlab-myst (which shows the chapters' maths and boxes formatted in JupyterLab), with
+everything they need, at the versions the book was tested with.{data}
 
 You need Python 3.11, 3.12 or 3.13. In a terminal, inside this folder:
 
@@ -207,7 +209,8 @@ def requirements_files():
             "the book was checked with. To use a Jupyter front end you have already:\n"
             "    python -m pip install -r requirements-kernel.txt attn-*.whl")),
         "requirements.txt": requirements_text(rest, include="requirements-kernel.txt", header=(
-            "The chapters' dependencies and JupyterLab, pinned at the versions the book was checked with:\n"
+            "The chapters' dependencies, JupyterLab and jupyterlab-myst (the chapters' MyST rendered there), pinned at the\n"
+            "versions the book was checked with:\n"
             "    python -m pip install -r requirements.txt attn-*.whl")),
     }
 
