@@ -26,6 +26,7 @@ import numpy as np
 from ._checks import check_choice, check_count
 from .backprop import (_cross_entropy, attention_backward, attention_forward, from_columns, mlp_backward,
                        mlp_forward, to_columns)
+from .loop import batch_accuracy, split_validation, train
 from .pooling import _attention_pool, _mean_pool, _mean_pool_backward, attention_pool_backward
 from .speakers import FRAME_SIZE, batches, check_frames, check_speakers, make_utterances
 
@@ -326,7 +327,6 @@ def train_classifier(kind, seed, *, train_set=None, test_set=None, **overrides):
         the test utterances after training (a float; the test set serves for this number only);
         ``"n_classes"``: the number of speakers.
     """
-    from .train import batch_accuracy, split_validation, train  # attn.train re-exports this function
 
     check_choice("kind", kind, KINDS)
     unknown = sorted(set(overrides) - set(DEFAULTS[kind]))

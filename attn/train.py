@@ -1,25 +1,21 @@
-"""Training with hand-written gradients (chapter 10): one optimiser, the gradient check, the loop, scores.
+"""Training with hand-written gradients (chapter 10): the taggers' data, settings, scores and entry point.
 
-The layers and their gradients are in :mod:`attn.backprop`, the two taggers in
-:mod:`attn.taggers`. This module trains any model given as two functions:
+The layers and their gradients are in :mod:`attn.backprop`, the two taggers in :mod:`attn.taggers`, and the
+training loop that chapters 10 and 11 share (the optimiser, the gradient check, the loop) in :mod:`attn.loop`.
+:func:`train_tagger` trains a tagger with the chapter's data and settings.
 
-* ``loss_and_grads(params, *batch) -> (loss, grads)``, with ``grads`` a dict shaped like ``params``;
-* ``predict(params, inputs) -> labels``, compared with a batch's targets to measure accuracy.
-
-A tagger's batch is tokens and tags, both (B, N); a sequence classifier's batch is B
-sequences and their B labels. Both use the same :func:`train`, :func:`adam_step` and
-:func:`gradient_check`. :func:`train_tagger` trains a tagger with the chapter's data and settings.
-
-Chapter 10 reads the taggers and layers it needs as ``train.<name>``; they are importable from here.
+Chapter 10 reads the loop, the taggers and the layers it needs as ``train.<name>``; they are importable from here,
+as is chapter 11's :func:`~attn.classifiers.train_classifier`.
 """
 
 import functools
 
 import numpy as np
 
-from ._checks import check_choice, check_count
+from ._checks import check_choice
 from .backprop import attention_forward, softmax_columns_backward
 from .classifiers import train_classifier  # chapter 11's entry point, in attn.classifiers
+from .loop import adam_step, batch_accuracy, gradient_check, split_validation, train
 from .taggers import (KINDS, attention_loss_and_grads, attention_predict, attention_weights, check_batch,
                       check_params, init_attention_model, init_window_model, model_functions,
                       window_loss_and_grads, window_predict)
@@ -27,8 +23,9 @@ from .tagging_data import cue_position, is_ambiguous, length_batches, make_order
 
 __all__ = [
     # defined here
-    "DEFAULTS", "TASKS", "TASK_DATA", "accuracy", "adam_step", "ambiguous_hits", "batch_accuracy",
-    "default_data", "gradient_check", "split_validation", "train", "train_tagger",
+    "DEFAULTS", "TASKS", "TASK_DATA", "accuracy", "ambiguous_hits", "default_data", "train_tagger",
+    # from attn.loop, the loop that chapters 10 and 11 share
+    "adam_step", "batch_accuracy", "gradient_check", "split_validation", "train",
     # from attn.taggers and attn.backprop, read by chapter 10 as train.<name>
     "KINDS", "attention_forward", "attention_loss_and_grads", "attention_predict", "attention_weights",
     "init_attention_model", "init_window_model", "model_functions", "softmax_columns_backward",
@@ -37,166 +34,7 @@ __all__ = [
     "train_classifier",
 ]
 
-# --- the optimiser and the gradient check --------------------------------------------------------------
-
-
-def gradient_check(loss_and_grads, params, *batch, eps=1e-4):
-    """Compare hand-written gradients with central finite differences.
-
-    Parameters
-    ----------
-    loss_and_grads : callable
-        ``loss_and_grads(params, *batch) -> (loss, grads)``, e.g.
-        :func:`~attn.taggers.attention_loss_and_grads`.
-    params : dict of float64 ndarray
-    *batch : ndarray
-        What ``loss_and_grads`` takes after ``params``: tokens and tags (B, N) for a tagger.
-    eps : float
-        Step of the finite difference (L(theta + eps) - L(theta - eps)) / (2 eps). With the
-        default 1e-4 the difference is off by about eps^2 (its truncation error), far above
-        float64 rounding, so the reported error is reproducible to a few digits.
-
-    Returns
-    -------
-    float
-        The largest relative error over the parameter arrays,
-        ||g - g_num|| / (||g|| + ||g_num||) for each array.
-    """
-    if not eps > 0:
-        raise ValueError(f"eps must be positive, got {eps!r}")
-    _, grads = loss_and_grads(params, *batch)
-    worst = 0.0
-    for name, value in params.items():
-        if value.dtype != np.float64:
-            raise ValueError(f"params[{name!r}] has dtype {value.dtype}: the check needs float64")
-        numeric = np.zeros_like(value)
-        for idx in np.ndindex(value.shape):
-            saved = value[idx]
-            value[idx] = saved + eps
-            up, _ = loss_and_grads(params, *batch)
-            value[idx] = saved - eps
-            down, _ = loss_and_grads(params, *batch)
-            value[idx] = saved
-            numeric[idx] = (up - down) / (2 * eps)
-        scale = np.linalg.norm(grads[name]) + np.linalg.norm(numeric)
-        if scale > 0:
-            worst = max(worst, float(np.linalg.norm(grads[name] - numeric) / scale))
-    return worst
-
-
-def adam_step(params, grads, state, *, lr=0.01, lr_factors=None, beta1=0.9, beta2=0.999, eps=1e-8):
-    """One step of Adam: a gradient step scaled per parameter by running moments.
-
-    Parameters
-    ----------
-    params, grads : dict of ndarray
-        Same keys and shapes.
-    state : dict
-        ``{}`` before the first step; updated in place with the moments and step count.
-    lr : float
-        Learning rate.
-    lr_factors : dict, optional
-        Multiplies the learning rate of the named parameters, e.g. ``{"W_q": 0.3}``.
-
-    Returns
-    -------
-    dict
-        The new parameters (the old dict is not modified).
-
-    Notes
-    -----
-    m <- beta1 m + (1 - beta1) g;  v <- beta2 v + (1 - beta2) g^2;
-    theta <- theta - lr m_hat / (sqrt(v_hat) + eps), with m_hat, v_hat the bias-corrected moments.
-    """
-    if set(params) != set(grads):
-        raise ValueError(f"params and grads have different keys: {sorted(params)} vs {sorted(grads)}")
-    lr_factors = {} if lr_factors is None else lr_factors
-    t = state.get("t", 0) + 1
-    state["t"] = t
-    new = {}
-    for name, theta in params.items():
-        g = grads[name]
-        if g.shape != theta.shape:
-            raise ValueError(f"grads[{name!r}] has shape {g.shape} but params[{name!r}] has shape {theta.shape}")
-        m = state[("m", name)] = beta1 * state.get(("m", name), 0.0) + (1 - beta1) * g
-        v = state[("v", name)] = beta2 * state.get(("v", name), 0.0) + (1 - beta2) * g**2
-        step = lr * lr_factors.get(name, 1.0)
-        new[name] = theta - step * (m / (1 - beta1**t)) / (np.sqrt(v / (1 - beta2**t)) + eps)
-    return new
-
-
-# --- the loop ------------------------------------------------------------------------------------------
-
-
-def train(loss_and_grads, params, batches, *, epochs=3, lr=0.01, lr_factors=None, seed=0, predict=None,
-          validation=None):
-    """Train with Adam (:func:`adam_step`), visiting the batches in a new random order every epoch.
-
-    Parameters
-    ----------
-    loss_and_grads : callable
-        ``loss_and_grads(params, *batch) -> (loss, grads)``, e.g.
-        :func:`~attn.taggers.window_loss_and_grads` with batches of (tokens, tags).
-    params : dict of ndarray
-        Initial parameters (left unchanged).
-    batches : list of tuple
-        The training set, already cut into batches; each is passed as ``*batch``.
-    epochs : int
-        Passes over the training set.
-    lr : float
-        Adam's learning rate.
-    lr_factors : dict, optional
-        Per-parameter multipliers of ``lr`` (see :func:`adam_step`).
-    seed : int
-        Seed of the batch order.
-    predict : callable, optional
-        ``predict(params, inputs) -> labels``; with ``validation``, the accuracy on it is recorded.
-    validation : list of (inputs, targets), optional
-        Batches kept out of training to watch it (not the test set); see :func:`batch_accuracy`.
-
-    Returns
-    -------
-    params : dict
-        The trained parameters.
-    history : dict
-        ``"loss"``: mean training loss of each epoch (list of float);
-        ``"validation"``: accuracy on ``validation`` before training and after each epoch
-        (``epochs + 1`` numbers; empty without ``validation``).
-    """
-    epochs = check_count("epochs", epochs, 1)
-    if not lr > 0:
-        raise ValueError(f"lr must be positive, got {lr!r}")
-    if len(batches) == 0:
-        raise ValueError("batches is empty: there is nothing to train on")
-    watch = predict is not None and validation is not None
-    rng = np.random.default_rng(seed)
-    state, history = {}, {"loss": [], "validation": []}
-    if watch:
-        history["validation"].append(batch_accuracy(predict, params, validation))
-    for _ in range(epochs):
-        losses = []
-        for k in rng.permutation(len(batches)):
-            loss, grads = loss_and_grads(params, *batches[k])
-            params = adam_step(params, grads, state, lr=lr, lr_factors=lr_factors)
-            losses.append(loss)
-        history["loss"].append(float(np.mean(losses)))
-        if watch:
-            history["validation"].append(batch_accuracy(predict, params, validation))
-    return params, history
-
-
-# --- scores --------------------------------------------------------------------------------------------
-
-
-def batch_accuracy(predict, params, batches):
-    """Fraction of all targets that ``predict`` gets right, over a list of (inputs, targets) batches.
-
-    Every label counts once: each position of a tagged sentence, each sequence of a classifier.
-    """
-    right = total = 0
-    for inputs, targets in batches:
-        right, total = right + int(np.sum(predict(params, inputs) == targets)), total + np.size(targets)
-    return right / total
+# --- scores ----------------------------------------------------------------------------------------------
 
 
 def accuracy(predict, params, sentences):
@@ -284,17 +122,6 @@ def default_data(task="cue"):
     """
     train_set, test_set = _default_data(check_choice("task", task, TASKS))
     return list(train_set), list(test_set)
-
-
-def split_validation(sentences, share):
-    """Carve a validation set off the end of a training set: (train, validation) lists."""
-    if not 0.0 < share < 1.0:
-        raise ValueError(f"validation_share must be in (0, 1), got {share!r}")
-    n_val = int(round(share * len(sentences)))
-    if not 0 < n_val < len(sentences):
-        raise ValueError(f"validation_share {share} of {len(sentences)} sentences leaves no training or "
-                         "no validation sentence")
-    return list(sentences[:-n_val]), list(sentences[-n_val:])
 
 
 def _checked_batches(sentences, batch_size, what):
