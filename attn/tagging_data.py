@@ -282,8 +282,9 @@ def window_ceiling_band(sentences, half_width, *, coverage=0.95):
     whose mean is the ceiling. Its distribution is computed exactly, by counting the
     subsets of sentences whose blind words are right (no sampling).
 
-    Every window tagger that is right on all the words it can see has the same mean,
-    since each blind word is right with probability 1/2 whatever it guesses. If it
+    Every window tagger that is right on all the words it can see and tags each blind word
+    N or V has the same mean, since such a word is right with probability 1/2 whatever the
+    guess (a tagger that puts another tag there is always wrong on it). If it
     guesses V on ``k_s`` of the blind words of sentence ``s`` and N on the others, that
     sentence adds ``k_s`` or ``b_s - k_s`` right words: a variance of
     ``(b_s - 2 k_s)**2 / 4``, at most the consistent guesser's ``b_s**2 / 4``, and
