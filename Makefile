@@ -18,7 +18,13 @@ WITH_TORCH := $(if $(filter 1,$(TORCH)),torch)
 # One stamp per extra of pyproject.toml: each is installed once, by the first command that needs it, and again only
 # when pyproject.toml or the lock changes. `make book` installs only `book`.
 stamp   = $(foreach extra,$(1),$(VENV)/.installed-py$(PYVER)-$(extra))
-JB     := $(BIN)/jupyter-book build . -W -n --keep-going
+# Sphinx rewrites only the pages whose sources changed, but a new or removed entry of references.bib renumbers the
+# citation anchors that every citing page links to: then every page is written again.
+# citation anchors that every citing page links to: then every page is written again. BIB_BUILT is the references.bib
+# of the last English build (tools/editions.py keeps one per edition).
+BIB_BUILT := _build/references.bib.built
+JB_ALL := $(shell cmp -s references.bib $(BIB_BUILT) || echo --all)
+JB     := $(BIN)/jupyter-book build . -W -n --keep-going $(JB_ALL)
 NBVAL  := --nbval --nbval-sanitize-with tests/nbval_sanitize.cfg -p no:cacheprovider -p nbval_kernels
 PYTEST_ARGS ?=
 # Another OpenBLAS kernel than this machine's, on one thread: the stored outputs must not depend on either.
@@ -71,6 +77,7 @@ LAB_SETUP  := $(call stamp,book lab)
 
 book: $(BOOK_SETUP)
 	$(JB)
+	cp references.bib $(BIB_BUILT)
 	$(MAKE) --no-print-directory editions
 	$(BIN)/python tools/archive.py  # every chapter, the attn wheel and how to run them, in one zip in the site
 	@if [ -f $(PDF) ]; then cp $(PDF) _build/html/; fi  # the home page's "Download the book as PDF" (make pdf)
@@ -81,6 +88,7 @@ book: $(BOOK_SETUP)
 # two processes, a test file (or notebook) to each. CI (.ci/run) then runs test-other-blas as well.
 test: $(TEST_SETUP)
 	$(JB) --quiet
+	cp references.bib $(BIB_BUILT)
 	$(MAKE) --no-print-directory editions
 	$(BIN)/python tools/archive.py
 	$(BIN)/python -m pytest $(NBVAL) -n 2 --dist loadfile $(PYTEST_ARGS) tests chapters

@@ -237,3 +237,13 @@ def test_the_extras_table_names_every_package_of_each_extra():
     for requirement in project["dependencies"]:
         name = re.match(r"[\w.-]+", requirement).group(0)
         assert name in page, f"run_it_yourself.md does not say that attn needs {name}"
+
+
+def test_a_changed_bibliography_rebuilds_every_page(venv):
+    # A new entry of references.bib renumbers the citation anchors of every citing page: the site is then built whole.
+    changed = dry_run("book", "BIB_BUILT=/nonexistent/references.bib", venv=venv).stdout
+    same = dry_run("book", "BIB_BUILT=references.bib", venv=venv).stdout
+    build = [line for line in changed.splitlines() if "jupyter-book build" in line]
+    assert build and all(line.endswith("--all") for line in build), changed
+    assert not any("--all" in line for line in same.splitlines() if "jupyter-book build" in line), same
+    assert "cp references.bib" in changed

@@ -323,11 +323,19 @@ def build(lang):
     # smartquotes off: it writes the prime of N' and A' as a closing quote, which a Chinese font draws as 』 (zh_TW)
     # or ’; Chinese prose here uses full-width quotes 「」 and “” typed as such, so nothing is lost.
     options = ["-D", "smartquotes=0", *[a for key, value in settings.items() for a in ("-D", f"{key}={value}")]]
-    return build_main(["-b", "html", "-W", "-n", "--keep-going", "-q", "-D", f"language={lang}", *options,
-                       "-D", f"html_title={title}", "-D", f"project={title}",
-                       "-D", f"html_theme_options.search_bar_text={search}",
-                       "-d", str(ROOT / "_build" / "doctrees" / lang),
-                       str(ROOT), str(ROOT / "_build" / "html" / lang)])
+    # A new or removed entry of references.bib renumbers the citation anchors every citing page links to, but Sphinx
+    # rewrites only the pages whose sources changed: then the edition is built afresh (-E).
+    bib, built = ROOT / "references.bib", ROOT / "_build" / "doctrees" / f"references.bib.{lang}.built"
+    fresh = ["-E"] if not built.exists() or built.read_bytes() != bib.read_bytes() else []
+    status = build_main(["-b", "html", "-W", "-n", "--keep-going", "-q", *fresh, "-D", f"language={lang}", *options,
+                         "-D", f"html_title={title}", "-D", f"project={title}",
+                         "-D", f"html_theme_options.search_bar_text={search}",
+                         "-d", str(ROOT / "_build" / "doctrees" / lang),
+                         str(ROOT), str(ROOT / "_build" / "html" / lang)])
+    if status == 0:
+        built.parent.mkdir(parents=True, exist_ok=True)
+        built.write_bytes(bib.read_bytes())
+    return status
 
 
 def normalise_catalogs(folder, locales=LOCALES, lang="zh_TW"):
