@@ -9,7 +9,8 @@ folder there, so that every edition's home page links to a file beside it). The 
 - the data files a chapter reads by a relative path (``../benchmarks/results/...``), at the same place;
 - ``attn-<version>-py3-none-any.whl``: the book's module, built from this checkout (offline, no build isolation);
 - ``requirements.txt``: numpy, threadpoolctl, matplotlib, JupyterLab and jupyterlab-myst (which renders the chapters'
-  MyST in JupyterLab) with everything they need, pinned at the versions of requirements.lock (a pin per line, with the Python versions it applies to where it does not apply to all); it
+  MyST in JupyterLab) with everything they need, pinned at the versions of requirements.lock (a pin per line, with
+  the Python versions it applies to where it does not apply to all); it
   includes ``requirements-kernel.txt``, the part a Jupyter kernel running the chapters needs (numpy, threadpoolctl, matplotlib,
   ipykernel), for a reader who brings a front end of their own;
 - ``README.txt``: how to install and run it.
