@@ -17,54 +17,37 @@ def test_softmax_backward_reference_passes():
     assert "Right:" in ch10.check_softmax_backward(softmax_backward_reference)
 
 
-def _library_backwards():
-    """Every module of the library that binds softmax_columns_backward (attn.train, and attn.backprop if it exists)."""
+def _modules_binding(names, attribute):
+    """Those of the library modules ``names`` that bind ``attribute`` (a module that does not exist is passed over)."""
     import importlib
 
     found = []
-    for name in ("attn.train", "attn.backprop"):
+    for name in names:
         try:
             module = importlib.import_module(name)
         except ImportError:
             continue
-        if hasattr(module, "softmax_columns_backward"):
+        if hasattr(module, attribute):
             found.append(module)
     return found
 
 
-def test_softmax_backward_refuses_the_library_function():
-    modules = _library_backwards()
+# The library's function (attn.train and attn.backprop bind it) and the unchecked helper behind it (attn.backprop and
+# attn.pooling bind that): called directly or from inside a function of the reader's, each is refused with a hint.
+@pytest.mark.parametrize("names, attribute, hint", [
+    (("attn.train", "attn.backprop"), "softmax_columns_backward", ": within column i"),
+    (("attn.backprop", "attn.pooling"), "_softmax_backward", ""),
+])
+def test_softmax_backward_refuses_the_library_functions(names, attribute, hint):
+    modules = _modules_binding(names, attribute)
     assert modules
-    readers = [m.softmax_columns_backward for m in modules]
-    readers += [(lambda m: lambda A_prime, dA_prime: m.softmax_columns_backward(A_prime, dA_prime))(m) for m in modules]
+    readers = [getattr(m, attribute) for m in modules]
+    readers += [(lambda m: lambda A_prime, dA_prime: getattr(m, attribute)(A_prime, dA_prime))(m) for m in modules]
     for reader in readers:
-        with pytest.raises(AssertionError, match=r"^backward calls attn\.\w+\.softmax_columns_backward, which this "
-                                                 r"exercise asks you to do without: within column i"):
+        with pytest.raises(AssertionError, match=rf"^backward calls attn\.\w+\.{attribute}, which this "
+                                                 rf"exercise asks you to do without{hint}"):
             ch10.check_softmax_backward(reader)
-    assert all(m.softmax_columns_backward.__name__ == "softmax_columns_backward" for m in modules)  # restored
-    assert "Right:" in ch10.check_softmax_backward(softmax_backward_reference)
-
-
-def test_softmax_backward_refuses_the_private_helper():
-    """The unchecked helper behind softmax_columns_backward, as attn.backprop and attn.pooling bind it."""
-    import importlib
-
-    helpers = []
-    for name in ("attn.backprop", "attn.pooling"):
-        try:
-            module = importlib.import_module(name)
-        except ImportError:
-            continue
-        if hasattr(module, "_softmax_backward"):
-            helpers.append(module)
-    assert helpers
-    readers = [m._softmax_backward for m in helpers]
-    readers += [(lambda m: lambda A_prime, dA_prime: m._softmax_backward(A_prime, dA_prime))(m) for m in helpers]
-    for reader in readers:
-        with pytest.raises(AssertionError, match=r"^backward calls attn\.\w+\._softmax_backward, which this "
-                                                 r"exercise asks you to do without"):
-            ch10.check_softmax_backward(reader)
-    assert all(m._softmax_backward.__name__ == "_softmax_backward" for m in helpers)  # restored
+    assert all(getattr(m, attribute).__name__ == attribute for m in modules)  # restored
     assert "Right:" in ch10.check_softmax_backward(softmax_backward_reference)
 
 
