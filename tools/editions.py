@@ -24,7 +24,7 @@ LOCALES = ROOT / "locales"
 
 # Words in which 列 or 行 mean neither row nor column; they are the same on both sides of the strait.
 NOT_ROW_OR_COLUMN = [
-    "序列", "排列", "陣列", "列出", "列舉", "並列", "列表",
+    "序列", "排列", "陣列", "列出", "列舉", "並列", "列表", "列為",
     "執行", "進行", "運行", "平行", "並行", "行為", "可行", "實行", "自行", "行動", "流行", "同行",
 ]
 # zh_TW -> zh_CN terms OpenCC gets wrong for this field, beyond the glossary's own pairs.
@@ -56,6 +56,9 @@ TERM_TABLE = {
     "堆疊": "堆叠",  # OpenCC: 堆栈 (the data structure)
     "全域": "全局",
     "依循": "遵循",
+    "作業本身的資料": "作业本身的材料",  # the homework's handouts, not its data
+    "每個批次 16 段": "每批 16 段", "不同的批次（": "不同的分批（", "不同的批次順序": "不同的批次顺序",
+    "選用套件": "可选包",
     "數學式": "数学公式",
     "用猜的": "靠猜",
     "參考資料": "参考资料",  # here 资料 (documents) is right
