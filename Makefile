@@ -109,7 +109,7 @@ test-other-blas: $(call stamp,book test)
 # what they need: no site, browser or JupyterLab. The test unpacks the archive outside the repository and makes a
 # reader's environment there with this Python; with CI=true it runs every chapter in it against its stored outputs.
 # CI runs it under the supported Python that its two `make test` passes leave out, with a VENV of its own.
-# setuptools builds the attn wheel (pyproject.toml's build-system); pip freeze leaves it out of the lock.
+# setuptools builds the attn wheel (pyproject.toml's build-system); make lock leaves it out of the lock.
 ARCHIVE_TEST_NEEDS := numpy hypothesis pytest nbval nbclient packaging setuptools==84.2.1
 ARCHIVE_OUT := _build/archive/self-attention-column-by-column-notebooks.zip
 test-archive: $(VENV)/.installed-py$(PYVER)-archive-test
@@ -169,11 +169,13 @@ bench-needs-torch:
 	$(if $(WITH_TORCH),@true,$(error make bench compares with PyTorch: run make bench TORCH=1 (on Linux pip then \
 	  downloads the multi-GB CUDA build of torch unless the CPU build is installed first: README.md, Tests)))
 
-# Resolve the newest versions the extras allow in a scratch environment and pin them all.
+# Resolve the newest versions the extras allow in a scratch environment and pin them all but pip, setuptools and wheel
+# (which pip freeze lists under some Pythons and not others: left out under every one).
 lock:
 	rm -rf .lock-venv && $(PYTHON) -m venv .lock-venv
 	.lock-venv/bin/python -m pip install --quiet --disable-pip-version-check -e ".[book,test,torch,lab,bench]"
-	.lock-venv/bin/python -m pip freeze --exclude-editable | sed -E 's/\+cpu$$//' > $(LOCK)
+	.lock-venv/bin/python -m pip freeze --exclude-editable --exclude pip --exclude setuptools --exclude wheel \
+	  | sed -E 's/\+cpu$$//' > $(LOCK)
 	rm -rf .lock-venv
 
 clean:
